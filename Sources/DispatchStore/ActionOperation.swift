@@ -1,0 +1,241 @@
+public import Foundation
+
+/// The Foundation `Operation` a reducer returns for one action: it runs a body that changes the
+/// store's state and calls ``finish()`` when done, now or later from any thread.
+///
+/// ```swift
+/// ActionOperation(action: action, store: store) { operation, action, store in
+///     store.updateState { $0.count += 1 }
+///     operation.finish()
+/// }
+/// ```
+///
+/// The operation is asynchronous: it is finished only when ``finish()`` (or
+/// ``finish(throwing:)``) is called, so the body may start work on another queue and finish from
+/// there. State changes made with `store.updateState` until then belong to this operation: the
+/// store's observers hear of them once, when it finishes. It honours cancellation: cancelled before
+/// it starts, its body never runs; a running body can check `isCancelled` and finish early.
+/// `finish()` is effective once; later calls return `false` and do nothing.
+///
+/// Dependencies work as for any `Operation`: the dispatcher adds those of the stores named in
+/// `waitsFor`, and a reducer may add its own (the operation then waits on a queue until they finish).
+///
+/// - Note: Thread-safe; `finish()` and `cancel()` may be called from any thread. Create a new
+///   operation for every call of `Reducer.operation(for:in:)`: the dispatcher rejects one that was
+///   already started.
+public final class ActionOperation<State: StateType, Action: ActionType>: Operation, @unchecked Sendable {
+    // @unchecked: Operation is @unchecked Sendable, so subclasses must restate it. Every mutable
+    // property below is guarded by `stateLock`; `body` runs once, outside the lock.
+
+    /// The action this operation handles.
+    public let action: Action
+    private let storeReference: StoreReference
+    private let body: ((ActionOperation<State, Action>, Action, Store<State, Action>) -> Void)?
+    /// Whether this is a store's shared, already-finished stand-in for an inline reduction.
+    let isPlaceholder: Bool
+
+    private enum Phase {
+        case ready
+        case starting
+        case executing
+        case finishing
+        case finished
+    }
+
+    private enum StoreReference {
+        case strong(Store<State, Action>)
+        case placeholder(UnownedStore)
+    }
+
+    private struct UnownedStore {
+        unowned let store: Store<State, Action>
+    }
+
+    private let stateLock = Lock()
+    // Guarded by `stateLock`.
+    private var phase = Phase.ready
+    private var failure: (any Error)?
+    private var claimedByDispatcher = false
+    private var runningInline = false
+    private var didRunBody = false
+    private var finishHook: ((StoreOutcome.Status, Bool) -> Void)?
+
+    /// Creates an operation that runs `body` when started.
+    ///
+    /// - Parameters:
+    ///   - action: The action the operation handles.
+    ///   - store: The store whose state the body changes.
+    ///   - body: The work: change the state with `store.updateState`, then call
+    ///     `operation.finish()`, now or later from any thread. Receives the operation, the action and
+    ///     the store. Runs at most once, never when the operation was cancelled before starting.
+    public init(
+        action: Action,
+        store: Store<State, Action>,
+        body:
+            @escaping (
+                _ operation: ActionOperation<State, Action>, _ action: Action, _ store: Store<State, Action>
+            ) -> Void
+    ) {
+        self.action = action
+        self.storeReference = .strong(store)
+        self.body = body
+        self.isPlaceholder = false
+        super.init()
+    }
+
+    /// The store's shared stand-in, finished at once so that operations depending on it are ready.
+    init(placeholderFor store: Store<State, Action>, action: Action) {
+        self.action = action
+        self.storeReference = .placeholder(UnownedStore(store: store))
+        self.body = nil
+        self.isPlaceholder = true
+        super.init()
+        name = "DispatchStore inline reduction (\(store.identifier))"
+        start()
+    }
+
+    /// The store whose state this operation changes.
+    public var store: Store<State, Action> {
+        switch storeReference {
+        case .strong(let store): store
+        case .placeholder(let reference): reference.store
+        }
+    }
+
+    /// Always `true`: the operation finishes when ``finish()`` is called, not when its body returns.
+    public override var isAsynchronous: Bool {
+        true
+    }
+
+    /// Whether the body has started and ``finish()`` has not been called yet.
+    public override var isExecuting: Bool {
+        stateLock.withLock { phase == .executing || phase == .finishing }
+    }
+
+    /// Whether the operation has finished (or was cancelled before it started and then started).
+    public override var isFinished: Bool {
+        stateLock.withLock { phase == .finished }
+    }
+
+    /// The error passed to ``finish(throwing:)``, if any.
+    public var error: (any Error)? {
+        stateLock.withLock { failure }
+    }
+
+    /// Starts the operation: runs the body, or finishes at once if the operation was cancelled.
+    ///
+    /// The dispatcher starts the operations it receives from reducers; call this yourself only for an
+    /// operation you run outside a dispatcher. Starting twice does nothing.
+    public override func start() {
+        let claimed = stateLock.withLock {
+            guard phase == .ready else { return false }
+            phase = .starting
+            return true
+        }
+        guard claimed else { return }
+        guard let body, !isCancelled else {
+            _ = complete(error: nil)
+            return
+        }
+        willChangeValue(forKey: "isExecuting")
+        stateLock.withLock {
+            phase = .executing
+            didRunBody = true
+        }
+        didChangeValue(forKey: "isExecuting")
+        body(self, action, store)
+    }
+
+    /// Marks the operation finished; call it exactly once, when the body's work is done.
+    ///
+    /// - Returns: `true` the first time; `false`, doing nothing, when the operation had already
+    ///   finished or has not started.
+    /// - Note: Safe from any thread.
+    @discardableResult
+    public func finish() -> Bool {
+        complete(error: nil)
+    }
+
+    /// Marks the operation finished with an error: the dispatch's result lists the store as failed.
+    ///
+    /// - Parameter error: Why the work failed.
+    /// - Returns: `true` the first time; `false`, doing nothing, when the operation had already
+    ///   finished or has not started.
+    /// - Note: Safe from any thread.
+    @discardableResult
+    public func finish(throwing error: any Error) -> Bool {
+        complete(error: error)
+    }
+
+    /// Adds a dependency; ignored on the already-finished stand-in of an inline reduction.
+    ///
+    /// - Parameter operation: The operation that must finish before this one starts.
+    public override func addDependency(_ operation: Operation) {
+        if isPlaceholder { return }
+        super.addDependency(operation)
+    }
+
+    /// `ActionOperation(<store>, <action>)`.
+    public override var description: String {
+        "ActionOperation(\(store.identifier), \(action))"
+    }
+
+    private func complete(error: (any Error)?) -> Bool {
+        let wasExecuting: Bool? = stateLock.withLock {
+            guard phase == .executing || phase == .starting else { return nil }
+            let executing = phase == .executing
+            phase = .finishing
+            failure = error
+            return executing
+        }
+        guard let wasExecuting else { return false }
+        if wasExecuting { willChangeValue(forKey: "isExecuting") }
+        willChangeValue(forKey: "isFinished")
+        let (hook, status, ranBody) = stateLock.withLock {
+            phase = .finished
+            let hook = runningInline ? nil : finishHook
+            finishHook = nil
+            return (hook, statusLocked, didRunBody)
+        }
+        if wasExecuting { didChangeValue(forKey: "isExecuting") }
+        didChangeValue(forKey: "isFinished")
+        hook?(status, ranBody)
+        return true
+    }
+
+    /// How the operation ended; call with `stateLock` held, once finished.
+    private var statusLocked: StoreOutcome.Status {
+        if let failure { return .failed(failure) }
+        return isCancelled ? .cancelled : .finished
+    }
+
+    // MARK: Dispatcher support
+
+    /// Marks the operation as taken by a dispatcher; `false` when it was already taken or started.
+    func claimForDispatcher() -> Bool {
+        stateLock.withLock {
+            guard !claimedByDispatcher, phase == .ready else { return false }
+            claimedByDispatcher = true
+            return true
+        }
+    }
+
+    /// Sets what to call, once, when the operation finishes on its own (not inside `runInline()`).
+    func setFinishHook(_ hook: @escaping (StoreOutcome.Status, Bool) -> Void) {
+        stateLock.withLock { finishHook = hook }
+    }
+
+    /// Starts the operation on the calling thread.
+    ///
+    /// - Returns: The status and whether the body ran, when the operation finished before `start()`
+    ///   returned (the finish hook is then not called); `nil` when it finishes later (the hook will be).
+    func runInline() -> (StoreOutcome.Status, Bool)? {
+        stateLock.withLock { runningInline = true }
+        start()
+        return stateLock.withLock {
+            runningInline = false
+            guard phase == .finished else { return nil }
+            return (statusLocked, didRunBody)
+        }
+    }
+}

@@ -1,0 +1,163 @@
+/// A misuse or failure the dispatcher reports, with a code to match on and a message naming what is involved.
+///
+/// Thrown by `Dispatcher.register(store:)`, and carried in `DispatchResult.error` for problems found
+/// while dispatching (which never throws). Match on ``code``:
+///
+/// ```swift
+/// do {
+///     try dispatcher.register(store: store)
+/// } catch let error as DispatchError where error.code == .duplicateIdentifier {
+///     print(error)  // store identifier 'counter' is already registered ...
+/// }
+/// ```
+public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of problem.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case duplicateIdentifier
+            case dependencyCycle
+            case storeRegisteredElsewhere
+            case unknownStore
+            case actionTypeMismatch
+            case unhandledAction
+            case reentrantDispatch
+            case operationReused
+            case timedOut
+            case shutDown
+        }
+
+        private let value: Value
+
+        private init(_ value: Value) {
+            self.value = value
+        }
+
+        /// A store with the same identifier is already registered.
+        public static let duplicateIdentifier = Code(.duplicateIdentifier)
+        /// The store's `waitsFor` closes a cycle in the declared dependency graph.
+        public static let dependencyCycle = Code(.dependencyCycle)
+        /// The store is already registered with another dispatcher.
+        public static let storeRegisteredElsewhere = Code(.storeRegisteredElsewhere)
+        /// No store is registered under the identifier given to `dispatch(_:to:)`.
+        public static let unknownStore = Code(.unknownStore)
+        /// The store named in `dispatch(_:to:)` handles another action type.
+        public static let actionTypeMismatch = Code(.actionTypeMismatch)
+        /// No registered store handles the action's type.
+        public static let unhandledAction = Code(.unhandledAction)
+        /// A `.sync` dispatch reached a store whose state the same thread is already updating.
+        public static let reentrantDispatch = Code(.reentrantDispatch)
+        /// A reducer returned an operation that had already been started.
+        public static let operationReused = Code(.operationReused)
+        /// The operations did not finish within the timeout the caller gave.
+        public static let timedOut = Code(.timedOut)
+        /// The dispatcher was shut down and takes no new actions.
+        public static let shutDown = Code(.shutDown)
+
+        /// The code's name, for example `duplicateIdentifier`.
+        public var description: String {
+            String(describing: value)
+        }
+    }
+
+    /// The kind of problem.
+    public let code: Code
+    /// A sentence that names the store, action or cycle involved and says what to do.
+    public let message: String
+    /// The identifier of the store involved, if one is.
+    public let storeIdentifier: String?
+    /// For ``Code/dependencyCycle``: the identifiers along the cycle, first and last the same.
+    public let cycle: [String]
+
+    /// Creates an error; the library creates these, tests and middleware may too.
+    ///
+    /// - Parameters:
+    ///   - code: The kind of problem.
+    ///   - message: A sentence that names what is involved.
+    ///   - storeIdentifier: The identifier of the store involved, if any.
+    ///   - cycle: The identifiers along a dependency cycle, if any.
+    public init(_ code: Code, _ message: String, storeIdentifier: String? = nil, cycle: [String] = []) {
+        self.code = code
+        self.message = message
+        self.storeIdentifier = storeIdentifier
+        self.cycle = cycle
+    }
+
+    /// The code and the message, for example `duplicateIdentifier: store identifier 'counter' is already registered`.
+    public var description: String {
+        "\(code): \(message)"
+    }
+}
+
+extension DispatchError {
+    static func duplicateIdentifier(_ identifier: String) -> DispatchError {
+        DispatchError(
+            .duplicateIdentifier,
+            "store identifier '\(identifier)' is already registered; unregister it first or pick another identifier",
+            storeIdentifier: identifier
+        )
+    }
+
+    static func dependencyCycle(_ cycle: [String]) -> DispatchError {
+        DispatchError(
+            .dependencyCycle,
+            "store '\(cycle[0])' cannot be registered: waitsFor forms the cycle \(cycle.joined(separator: " -> "))",
+            storeIdentifier: cycle[0],
+            cycle: cycle
+        )
+    }
+
+    static func registeredElsewhere(_ identifier: String) -> DispatchError {
+        DispatchError(
+            .storeRegisteredElsewhere,
+            "store '\(identifier)' is already registered with another dispatcher; unregister it there first",
+            storeIdentifier: identifier
+        )
+    }
+
+    static func unknownStore(_ identifier: String, action: String) -> DispatchError {
+        DispatchError(
+            .unknownStore,
+            "no store is registered under the identifier '\(identifier)' (action \(action))",
+            storeIdentifier: identifier
+        )
+    }
+
+    static func actionTypeMismatch(_ identifier: String, expected: String, action: String) -> DispatchError {
+        DispatchError(
+            .actionTypeMismatch,
+            "store '\(identifier)' handles \(expected), not the dispatched action \(action)",
+            storeIdentifier: identifier
+        )
+    }
+
+    static func unhandled(action: String, type: String) -> DispatchError {
+        DispatchError(.unhandledAction, "no registered store handles \(type) (action \(action))")
+    }
+
+    static func reentrant(_ identifier: String) -> DispatchError {
+        DispatchError(
+            .reentrantDispatch,
+            "store '\(identifier)' was reached by a .sync dispatch made while this thread is updating its state "
+                + "(inside updateState or reduce); dispatch with .async or .serial from there instead",
+            storeIdentifier: identifier
+        )
+    }
+
+    static func operationReused(_ identifier: String) -> DispatchError {
+        DispatchError(
+            .operationReused,
+            "the reducer of store '\(identifier)' returned an operation that was already started; "
+                + "return a new ActionOperation for every call",
+            storeIdentifier: identifier
+        )
+    }
+
+    static func timedOut(_ identifiers: [String], after timeout: Duration) -> DispatchError {
+        DispatchError(
+            .timedOut,
+            "the operations of store(s) \(identifiers.map { "'\($0)'" }.joined(separator: ", ")) "
+                + "did not finish within \(timeout); they were cancelled",
+            storeIdentifier: identifiers.first
+        )
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+
+/// The central hub: a registry of identifier-keyed stores that routes each action to every store
+/// handling its type, in one of four modes, through the registered middleware.
+///
+/// ```swift
+/// let dispatcher = Dispatcher()
+/// try dispatcher.register(store: Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer()))
+/// dispatcher.dispatch(CounterAction.increase)                    // .async
+/// dispatcher.dispatch(CounterAction.add(2), mode: .sync)          // returns when done
+/// dispatcher.dispatch(CounterAction.increase, mode: .serial) { result in
+///     print(result.handledStores)                                 // ["counter"], exactly once
+/// }
+/// ```
+///
+/// - Note: Thread-safe: register, unregister and dispatch from any thread, including from inside
+///   operations, observers and middleware. Registration changes apply to dispatches made after
+///   they return; a dispatch in flight keeps the stores it reached.
+public final class Dispatcher: @unchecked Sendable {
+    // @unchecked: the mutable state is guarded by `lock`, which is never held while calling out.
+
+    /// A shared dispatcher for programs that need only one.
+    public static let `default` = Dispatcher()
+
+    private let lock = Lock()
+    // Guarded by `lock`.
+    private var registry = Registry()
+    private var nextTransactionID: UInt64 = 0
+    private var transactionIDLimit: UInt64 = 0
+
+    private let idle = IdleMonitor()
+    let serialLane: Lane
+    let concurrentLane: Lane
+    let mainLane: Lane
+
+    /// Creates a dispatcher with no stores and no middleware.
+    public init() {
+        serialLane = Lane(kind: .serial, name: "DispatchStore.serial", idle: idle)
+        concurrentLane = Lane(kind: .concurrent, name: "DispatchStore.async", idle: idle)
+        mainLane = Lane(kind: .main, name: "DispatchStore.main", idle: idle)
+    }
+
+    // MARK: Stores
+
+    /// Registers a store, so that actions of its type reach it.
+    ///
+    /// - Parameter store: The store; its identifier must be unique in this dispatcher.
+    /// - Throws: ``DispatchError`` with code ``DispatchError/Code/duplicateIdentifier`` when a store
+    ///   is registered under the same identifier, ``DispatchError/Code/dependencyCycle`` (naming the
+    ///   cycle) when its `waitsFor` closes a cycle with the stores registered so far, or
+    ///   ``DispatchError/Code/storeRegisteredElsewhere`` when it belongs to another dispatcher.
+    /// - Note: Middleware are told with `didRegister(store:in:)` before this returns.
+    public func register<State, Action>(store: Store<State, Action>) throws {
+        guard store.claim(for: ObjectIdentifier(self)) else {
+            throw DispatchError.registeredElsewhere(store.identifier)
+        }
+        let middleware: [any Middleware]
+        do {
+            middleware = try lock.withLock {
+                if registry.storesByIdentifier[store.identifier] != nil {
+                    throw DispatchError.duplicateIdentifier(store.identifier)
+                }
+                if let cycle = registry.cycle(registering: store.identifier, waitsFor: store.waitsFor) {
+                    throw DispatchError.dependencyCycle(cycle)
+                }
+                registry = registry.adding(store)
+                return registry.middleware
+            }
+        } catch {
+            if (error as? DispatchError)?.code != .storeRegisteredElsewhere {
+                store.release(from: ObjectIdentifier(self))
+            }
+            throw error
+        }
+        for middleware in middleware {
+            middleware.didRegister(store: store, in: self)
+        }
+    }
+
+    /// Removes the store registered under `identifier`; the other stores stay registered.
+    ///
+    /// Transactions already in flight finish with the store; later dispatches no longer reach it.
+    ///
+    /// - Parameter identifier: The store's identifier.
+    /// - Returns: The removed store, or `nil` when no store is registered under `identifier`.
+    @discardableResult
+    public func unregister(identifier: String) -> (any AnyStore)? {
+        let (removed, middleware): ((any StoreEntry)?, [any Middleware]) = lock.withLock {
+            guard let store = registry.storesByIdentifier[identifier] else { return (nil, []) }
+            registry = registry.removing(identifier: identifier)
+            return (store, registry.middleware)
+        }
+        guard let removed else { return nil }
+        removed.release(from: ObjectIdentifier(self))
+        for middleware in middleware {
+            middleware.didUnregister(store: removed, in: self)
+        }
+        return removed
+    }
+
+    /// The store registered under `identifier`, if any.
+    ///
+    /// Cast it to its concrete type to use it:
+    /// `dispatcher.store(with: "counter") as? Store<Counter, CounterAction>`.
+    ///
+    /// - Parameter identifier: The store's identifier.
+    /// - Returns: The store, or `nil` when none is registered under `identifier`.
+    public func store(with identifier: String) -> (any AnyStore)? {
+        lock.withLock { registry.storesByIdentifier[identifier] }
+    }
+
+    /// The registered stores, in registration order.
+    public var stores: [any AnyStore] {
+        lock.withLock { registry.stores }
+    }
+
+    // MARK: Middleware
+
+    /// Adds a middleware after those already registered; it sees the transactions dispatched from now on.
+    ///
+    /// - Parameter middleware: The middleware. It is called from several threads; see ``Middleware``.
+    public func register(middleware: any Middleware) {
+        lock.withLock { registry = registry.adding(middleware) }
+        middleware.didAttach(to: self)
+    }
+
+    /// Removes a middleware object registered with ``register(middleware:)``.
+    ///
+    /// - Parameter middleware: The middleware instance (matched by identity).
+    public func unregister(middleware: AnyObject) {
+        let removed: [any Middleware] = lock.withLock {
+            let removed = registry.middleware.filter { ($0 as AnyObject) === middleware }
+            if !removed.isEmpty { registry = registry.removing(middleware: middleware) }
+            return removed
+        }
+        for middleware in removed {
+            middleware.didDetach(from: self)
+        }
+    }
+
+    /// The registered middleware, in registration order.
+    public var middleware: [any Middleware] {
+        lock.withLock { registry.middleware }
+    }
+
+    // MARK: Dispatching
+
+    /// Dispatches an action to every store that handles its type, or to the one store named `to`.
+    ///
+    /// Each dispatch is one ``Transaction``. For each store it reaches, the reducer's operation runs
+    /// in `mode`, after the operations of the stores it waits for; middleware are called before and
+    /// after each. Then `completion` runs exactly once, with which stores handled the action and
+    /// whether any was cancelled or failed, after every store's state is committed and its observers
+    /// ran. An action that no store handles is reported the same way (``DispatchResult/isUnhandled``),
+    /// as are an unknown or mismatched `to` identifier; `dispatch` itself never throws.
+    ///
+    /// ```swift
+    /// dispatcher.dispatch(CounterAction.increase, mode: .serial) { result in
+    ///     assert(result.succeeded)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - action: The action.
+    ///   - identifier: The identifier of the one store to reach; `nil` (the default) reaches every
+    ///     store whose action type is the action's type.
+    ///   - mode: Where and when the operations run; ``DispatchMode/async`` by default.
+    ///   - timeout: How long the operations may run once started; those still running then are
+    ///     cancelled and the result's error is ``DispatchError/Code/timedOut``. `nil`: no limit.
+    ///   - completion: Called once when the transaction ends: on the calling thread for `.sync`
+    ///     (before `dispatch` returns), on the main queue for `.mainThread`, on a dispatcher queue
+    ///     otherwise.
+    /// - Returns: The transaction, for its id or to cancel it.
+    /// - Note: Safe from any thread. `.sync` is safe on the main thread, inside an operation and inside
+    ///   an observer; it reports a re-entrant call made while the same store's state is being updated
+    ///   on this thread (``DispatchError/Code/reentrantDispatch``).
+    @discardableResult
+    public func dispatch<Action: ActionType>(
+        _ action: Action,
+        to identifier: String? = nil,
+        mode: DispatchMode = .async,
+        timeout: Duration? = nil,
+        then completion: (@Sendable (DispatchResult) -> Void)? = nil
+    ) -> Transaction {
+        lock.lock()
+        let registry = self.registry
+        if nextTransactionID == transactionIDLimit {
+            nextTransactionID = reserveTransactionIDs()
+            transactionIDLimit = nextTransactionID + transactionIDBlockSize
+        }
+        let id = nextTransactionID
+        nextTransactionID += 1
+        lock.unlock()
+
+        var route: Route<Action>?
+        var routingError: DispatchError?
+        if let identifier {
+            if let candidate = registry.routesByIdentifier[identifier] {
+                route = candidate as? Route<Action>
+                if route == nil {
+                    let expected = registry.storesByIdentifier[identifier].map { "\($0.actionType)" } ?? "another type"
+                    routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
+                }
+            } else {
+                routingError = .unknownStore(identifier, action: "\(action)")
+            }
+        } else if let candidate = registry.routesByActionType[ObjectIdentifier(Action.self)] {
+            route = unsafeDowncast(candidate, to: Route<Action>.self)
+        } else {
+            routingError = .unhandled(action: "\(action)", type: "\(Action.self)")
+        }
+
+        let transaction = Transaction(
+            id: id,
+            action: action,
+            mode: mode,
+            storeIdentifiers: route?.storeIdentifiers ?? [],
+            targetIdentifier: identifier
+        )
+        if mode == .sync, let route, route.receivers.count == 1 {
+            runSingleStoreOnCaller(
+                action,
+                receiver: route.receivers[0],
+                transaction: transaction,
+                middleware: registry.middleware,
+                timeout: timeout,
+                completion: completion
+            )
+            return transaction
+        }
+        let lane: Lane? =
+            switch mode {
+            case .sync: nil
+            case .serial: serialLane
+            case .async: concurrentLane
+            case .mainThread: mainLane
+            }
+        let run = TransactionRun(
+            dispatcher: self,
+            action: action,
+            route: route,
+            transaction: transaction,
+            middleware: registry.middleware,
+            timeout: timeout,
+            routingError: routingError,
+            executor: lane.map { .lane($0) } ?? .caller(DispatchSemaphore(value: 0)),
+            completion: completion
+        )
+        switch mode {
+        case .sync:
+            run.runOnCaller()
+        case .mainThread where MainQueue.isCurrent:
+            mainLane.adopt()
+            if run.drive() == .completed { mainLane.adoptedJobCompleted() }
+        case .serial, .async, .mainThread:
+            lane?.enqueue(run)
+        }
+        return run.transaction
+    }
+
+    /// The `.sync` path for an action that reaches one store: no allocation when its reducer
+    /// reduces inline and nobody listens.
+    private func runSingleStoreOnCaller<Action: ActionType>(
+        _ action: Action,
+        receiver: any ActionReceiver<Action>,
+        transaction: Transaction,
+        middleware: [any Middleware],
+        timeout: Duration?,
+        completion: (@Sendable (DispatchResult) -> Void)?
+    ) {
+        for middleware in middleware {
+            middleware.willDispatch(transaction: transaction, action: transaction.action, in: receiver)
+        }
+        var waiter: OperationWaiter?
+        let start = receiver.beginUnit(action, dependencies: [], context: ThreadContext.current) {
+            let created = OperationWaiter()
+            waiter = created
+            return { status in
+                if !created.deliver(status) { receiver.deliverPendingChanges() }
+            }
+        }
+        var status = start.status ?? .cancelled
+        var needsDelivery = start.needsDelivery
+        var error: DispatchError?
+        if start.status == nil, let waiter {
+            needsDelivery = true
+            if let finished = waiter.wait(timeout: timeout) {
+                status = finished
+            } else {
+                start.operation?.cancel()
+                error = .timedOut([receiver.identifier], after: timeout ?? .zero)
+            }
+        }
+        if needsDelivery { receiver.deliverPendingChanges() }
+        for middleware in middleware {
+            middleware.didDispatch(transaction: transaction, action: transaction.action, in: receiver)
+        }
+        guard completion != nil || !middleware.isEmpty else { return }
+        let outcome = StoreOutcome(storeIdentifier: receiver.identifier, status: status)
+        let result = DispatchResult(transaction: transaction, outcomes: [outcome], error: error)
+        for middleware in middleware {
+            middleware.didFinish(result, in: self)
+        }
+        completion?(result)
+    }
+
+    // MARK: Waiting
+
+    /// Waits until no `.async`, `.serial` or `.mainThread` transaction is queued or running.
+    ///
+    /// Called on the main queue, it runs the queued `.mainThread` transactions itself while waiting.
+    ///
+    /// - Parameter timeout: The longest to wait; `nil` waits as long as it takes.
+    /// - Returns: `true` once idle; `false` when the timeout passed first.
+    /// - Note: Another thread may dispatch again right after this returns.
+    @discardableResult
+    public func waitUntilIdle(timeout: Duration? = nil) -> Bool {
+        let lanes = [serialLane, concurrentLane, mainLane]
+        let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }
+        let onMain = MainQueue.isCurrent
+        for lane in lanes { lane.addIdleWaiter(1) }
+        defer { for lane in lanes { lane.addIdleWaiter(-1) } }
+        idle.condition.lock()
+        defer { idle.condition.unlock() }
+        while true {
+            if onMain {
+                idle.condition.unlock()
+                mainLane.drainOnCurrentThread()
+                idle.condition.lock()
+            }
+            if lanes.allSatisfy(\.isIdle) { return true }
+            let wakeUp = onMain ? Date(timeIntervalSinceNow: 0.01) : (deadline ?? .distantFuture)
+            let until = deadline.map { min($0, wakeUp) } ?? wakeUp
+            if !idle.condition.wait(until: until), let deadline, Date() >= deadline {
+                return lanes.allSatisfy(\.isIdle)
+            }
+        }
+    }
+}
+
+/// Waits for one operation that did not finish inline (the single-store `.sync` path).
+final class OperationWaiter: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let state = Locked<(status: StoreOutcome.Status?, abandoned: Bool)>((nil, false))
+
+    /// Hands over the status; `false` when the waiter gave up (timed out) first.
+    func deliver(_ status: StoreOutcome.Status) -> Bool {
+        let accepted = state.withLock { state in
+            guard !state.abandoned else { return false }
+            state.status = status
+            return true
+        }
+        if accepted { semaphore.signal() }
+        return accepted
+    }
+
+    /// The status, or `nil` when `timeout` passed first.
+    func wait(timeout: Duration?) -> StoreOutcome.Status? {
+        if let timeout {
+            if semaphore.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
+                return state.withLock { state in
+                    if state.status == nil { state.abandoned = true }
+                    return state.status
+                }
+            }
+        } else {
+            semaphore.wait()
+        }
+        return state.withLock { $0.status }
+    }
+}
+
+private let transactionIDBlockSize: UInt64 = 4096
+private let transactionIDBlocks = Locked<UInt64>(0)
+
+/// Reserves a block of transaction ids, so ids are unique across dispatchers without a global
+/// lock per dispatch.
+private func reserveTransactionIDs() -> UInt64 {
+    transactionIDBlocks.withLock { next in
+        defer { next += transactionIDBlockSize }
+        return next + 1
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

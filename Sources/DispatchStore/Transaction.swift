@@ -1,0 +1,65 @@
+/// One dispatch: its unique id, the action, the mode and the stores it reaches.
+///
+/// `Dispatcher.dispatch(_:to:mode:timeout:then:)` creates exactly one transaction per call and returns
+/// it; middleware receive it in every hook, and the completion's ``DispatchResult`` carries it.
+/// Two transactions are equal when their ids are.
+public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvertible {
+    /// A number unique in this process, increasing with each dispatch of one dispatcher.
+    public let id: UInt64
+    /// The dispatched action.
+    public let action: any ActionType
+    /// The mode the action was dispatched in.
+    public let mode: DispatchMode
+    /// The identifiers of the stores the action reaches, in the order their operations start;
+    /// empty when no store handles it.
+    public let storeIdentifiers: [String]
+    /// The identifier passed as `to:`, when the dispatch named one store.
+    public let targetIdentifier: String?
+    weak var control: (any TransactionControl)?
+
+    init(
+        id: UInt64,
+        action: any ActionType,
+        mode: DispatchMode,
+        storeIdentifiers: [String],
+        targetIdentifier: String?
+    ) {
+        self.id = id
+        self.action = action
+        self.mode = mode
+        self.storeIdentifiers = storeIdentifiers
+        self.targetIdentifier = targetIdentifier
+    }
+
+    /// Cancels the transaction's operations that have not finished yet.
+    ///
+    /// Operations that have not started are skipped; a running `ActionOperation` sees `isCancelled`
+    /// become true and should finish early. Stores that wait for a cancelled store are cancelled
+    /// too. The completion still runs exactly once and lists the cancelled stores. Cancelling a
+    /// transaction that has finished, or a `.sync` dispatch after it returned, does nothing.
+    ///
+    /// - Note: Safe to call from any thread, any number of times.
+    public func cancel() {
+        control?.cancel()
+    }
+
+    /// A line such as `#12 increase -> [counter] (serial)`.
+    public var description: String {
+        "#\(id) \(action) -> [\(storeIdentifiers.joined(separator: ", "))] (\(mode))"
+    }
+
+    /// Whether two transactions are the same dispatch.
+    public static func == (lhs: Transaction, rhs: Transaction) -> Bool {
+        lhs.id == rhs.id
+    }
+
+    /// Hashes the transaction's id.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+}
+
+/// What a transaction handle can ask of the run executing it.
+protocol TransactionControl: AnyObject, Sendable {
+    func cancel()
+}

@@ -1,0 +1,95 @@
+import DispatchStore
+import Foundation
+
+struct Counter: StateType, Equatable {
+    var count = 0
+}
+
+enum CounterAction: ActionType, Equatable {
+    case increase
+    case add(Int)
+}
+
+/// The reducer of the README: one `ActionOperation` per action.
+final class CounterReducer: Reducer<Counter, CounterAction> {
+    override func operation(
+        for action: CounterAction,
+        in store: Store<Counter, CounterAction>
+    ) -> ActionOperation<Counter, CounterAction> {
+        ActionOperation(action: action, store: store) { operation, action, store in
+            store.updateState { state in
+                switch action {
+                case .increase: state.count += 1
+                case .add(let amount): state.count += amount
+                }
+            }
+            operation.finish()
+        }
+    }
+}
+
+/// The same logic as a synchronous `reduce` (the inline fast path).
+final class InlineCounterReducer: Reducer<Counter, CounterAction> {
+    override func reduce(_ action: CounterAction, into state: inout Counter) {
+        switch action {
+        case .increase: state.count += 1
+        case .add(let amount): state.count += amount
+        }
+    }
+}
+
+/// A reducer whose operations wait for a gate and finish on another thread.
+final class GatedCounterReducer: Reducer<Counter, CounterAction> {
+    let gate: Gate
+    let started: Gate?
+
+    init(gate: Gate, started: Gate? = nil) {
+        self.gate = gate
+        self.started = started
+    }
+
+    override func operation(
+        for action: CounterAction,
+        in store: Store<Counter, CounterAction>
+    ) -> ActionOperation<Counter, CounterAction> {
+        let gate = gate
+        let started = started
+        return ActionOperation(action: action, store: store) { operation, action, store in
+            started?.open()
+            DispatchQueue.global().async {
+                gate.wait()
+                store.updateState { state in
+                    if case .add(let amount) = action { state.count += amount } else { state.count += 1 }
+                }
+                operation.finish()
+            }
+        }
+    }
+}
+
+func makeCounterStore(
+    _ identifier: String = "counter",
+    reducer: Reducer<Counter, CounterAction> = InlineCounterReducer(),
+    waitsFor: [String] = []
+) -> Store<Counter, CounterAction> {
+    Store(identifier: identifier, reducer: reducer, waitsFor: waitsFor)
+}
+
+/// A middleware that logs every hook as a line.
+final class EventLog: Middleware, Sendable {
+    let events = Shared<[String]>([])
+    let results = Shared<[DispatchResult]>([])
+
+    func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
+        events.append("will \(transaction.id) \(store.identifier)")
+    }
+
+    func didDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
+        events.append("did \(transaction.id) \(store.identifier)")
+    }
+
+    func didFinish(_ result: DispatchResult, in dispatcher: Dispatcher) {
+        events.append("finish \(result.transaction.id)")
+        results.append(result)
+    }
+}

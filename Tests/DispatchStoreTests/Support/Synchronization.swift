@@ -1,0 +1,104 @@
+import Dispatch
+import Foundation
+
+/// A value shared between test threads.
+final class Shared<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    var current: Value {
+        withLock { $0 }
+    }
+}
+
+extension Shared where Value: RangeReplaceableCollection {
+    func append(_ element: Value.Element) {
+        withLock { $0.append(element) }
+    }
+}
+
+extension Shared where Value == Int {
+    @discardableResult
+    func increment() -> Int {
+        withLock { value in
+            value += 1
+            return value
+        }
+    }
+}
+
+/// A one-way gate that threads wait on until it opens.
+///
+/// Used instead of sleeps to order events.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let opened = Shared(false)
+
+    func open() {
+        let first = opened.withLock { opened in
+            defer { opened = true }
+            return !opened
+        }
+        if first { semaphore.signal() }
+    }
+
+    /// Waits until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
+    @discardableResult
+    func wait(seconds: Double = 10) -> Bool {
+        guard semaphore.wait(timeout: .now() + seconds) == .success else { return false }
+        semaphore.signal()
+        return true
+    }
+
+    var isOpen: Bool {
+        opened.current
+    }
+}
+
+/// Counts down to zero; `wait` returns when it gets there.
+final class Countdown: Sendable {
+    private let remaining: Shared<Int>
+    private let done = Gate()
+
+    init(_ count: Int) {
+        remaining = Shared(count)
+        if count == 0 { done.open() }
+    }
+
+    func tick() {
+        let left = remaining.withLock { value in
+            value -= 1
+            return value
+        }
+        if left == 0 { done.open() }
+    }
+
+    @discardableResult
+    func wait(seconds: Double = 30) -> Bool {
+        done.wait(seconds: seconds)
+    }
+}
+
+/// Runs `body` on `count` threads at once and waits for all of them.
+func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread.detachNewThread {
+            body(index)
+            group.leave()
+        }
+    }
+    group.wait()
+}
