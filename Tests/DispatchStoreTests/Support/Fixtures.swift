@@ -56,7 +56,7 @@ final class GatedCounterReducer: Reducer<Counter, CounterAction> {
         let started = started
         return ActionOperation(action: action, store: store) { operation, action, store in
             started?.open()
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 gate.wait()
                 store.updateState { state in
                     if case .add(let amount) = action { state.count += amount } else { state.count += 1 }
@@ -92,4 +92,42 @@ final class EventLog: Middleware, Sendable {
         events.append("finish \(result.transaction.id)")
         results.append(result)
     }
+}
+
+struct Text: StateType, Equatable {
+    var value = ""
+}
+
+enum TextAction: ActionType, Equatable {
+    case append(String)
+}
+
+final class TextReducer: Reducer<Text, TextAction> {
+    override func reduce(_ action: TextAction, into state: inout Text) {
+        switch action {
+        case .append(let string): state.value += string
+        }
+    }
+}
+
+/// An action type no store in the tests handles.
+struct UnhandledAction: ActionType {}
+
+/// Dispatches `action` in `mode` and waits for its completion (for any mode).
+@discardableResult
+func dispatchAndWait<Action: ActionType>(
+    _ dispatcher: Dispatcher,
+    _ action: Action,
+    to identifier: String? = nil,
+    mode: DispatchMode = .sync,
+    timeout: Duration? = nil
+) -> DispatchResult? {
+    let result = Shared<DispatchResult?>(nil)
+    let done = Gate()
+    dispatcher.dispatch(action, to: identifier, mode: mode, timeout: timeout) { outcome in
+        result.withLock { $0 = outcome }
+        done.open()
+    }
+    guard done.wait() else { return nil }
+    return result.current
 }

@@ -90,6 +90,12 @@ final class Countdown: Sendable {
     }
 }
 
+/// Runs `body` on a new thread (not on a worker of libdispatch's pool, which the parallel tests'
+/// blocking waits can exhaust).
+func onNewThread(_ body: @escaping @Sendable () -> Void) {
+    Thread.detachNewThread(body)
+}
+
 /// Runs `body` on `count` threads at once and waits for all of them.
 func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()

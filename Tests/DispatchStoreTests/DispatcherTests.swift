@@ -1,0 +1,265 @@
+import DispatchStore
+import Foundation
+import Testing
+
+@Suite("Dispatcher: registration and routing")
+struct DispatcherTests {
+    @Test("an action reaches every store that handles its type, and only those")
+    func routesByType() throws {
+        let dispatcher = Dispatcher()
+        let first = makeCounterStore("first")
+        let second = makeCounterStore("second", reducer: CounterReducer())
+        let text = Store<Text, TextAction>(identifier: "text", reducer: TextReducer())
+        try dispatcher.register(store: first)
+        try dispatcher.register(store: text)
+        try dispatcher.register(store: second)
+
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.add(5)))
+        #expect(first.state.count == 5)
+        #expect(second.state.count == 5)
+        #expect(text.state.value == "")
+        #expect(result.handledStores == ["first", "second"])
+        #expect(result.transaction.storeIdentifiers == ["first", "second"])
+        #expect(result.succeeded)
+
+        dispatcher.dispatch(TextAction.append("hi"), mode: .sync)
+        #expect(text.state.value == "hi")
+        #expect(first.state.count == 5)
+    }
+
+    @Test("to: reaches only the named store", arguments: [DispatchMode.sync, .async, .serial, .mainThread])
+    func routesByIdentifier(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        let first = makeCounterStore("first")
+        let second = makeCounterStore("second")
+        try dispatcher.register(store: first)
+        try dispatcher.register(store: second)
+
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase, to: "second", mode: mode))
+        #expect(first.state.count == 0)
+        #expect(second.state.count == 1)
+        #expect(result.handledStores == ["second"])
+        #expect(result.transaction.targetIdentifier == "second")
+    }
+
+    @Test(
+        "an unknown identifier is reported through the completion, naming it",
+        arguments: [DispatchMode.sync, .serial]
+    )
+    func unknownIdentifier(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase, to: "missing", mode: mode))
+        let error = try #require(result.error)
+        #expect(error.code == .unknownStore)
+        #expect(error.storeIdentifier == "missing")
+        #expect(error.message.contains("'missing'"))
+        #expect(result.isUnhandled)
+        #expect(store.state.count == 0)
+    }
+
+    @Test("an identifier whose store handles another action type is reported")
+    func mismatchedIdentifier() throws {
+        let dispatcher = Dispatcher()
+        try dispatcher.register(store: Store<Text, TextAction>(identifier: "text", reducer: TextReducer()))
+
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase, to: "text"))
+        #expect(result.error?.code == .actionTypeMismatch)
+        #expect(result.error?.message.contains("TextAction") == true)
+        #expect(result.isUnhandled)
+    }
+
+    @Test(
+        "an action no store handles is reported to the completion and to the middleware, never dropped",
+        arguments: [DispatchMode.sync, .async, .serial, .mainThread]
+    )
+    func unhandledIsReported(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        let log = EventLog()
+        dispatcher.register(middleware: log)
+        try dispatcher.register(store: makeCounterStore())
+
+        let completions = Shared(0)
+        let done = Gate()
+        let result = Shared<DispatchResult?>(nil)
+        dispatcher.dispatch(UnhandledAction(), mode: mode) { outcome in
+            completions.increment()
+            result.withLock { $0 = outcome }
+            done.open()
+        }
+        #expect(done.wait())
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        let reported = try #require(result.current)
+        #expect(reported.isUnhandled)
+        #expect(reported.error?.code == .unhandledAction)
+        #expect(reported.error?.message.contains("UnhandledAction") == true)
+        #expect(completions.current == 1)
+        #expect(log.events.current == ["finish \(reported.transaction.id)"])
+        #expect(log.results.current.first?.isUnhandled == true)
+    }
+
+    @Test("registering a duplicate identifier throws duplicateIdentifier naming it")
+    func duplicateIdentifier() throws {
+        let dispatcher = Dispatcher()
+        try dispatcher.register(store: makeCounterStore("counter"))
+        let error = #expect(throws: DispatchError.self) {
+            try dispatcher.register(store: makeCounterStore("counter"))
+        }
+        #expect(error?.code == .duplicateIdentifier)
+        #expect(error?.storeIdentifier == "counter")
+        #expect(error?.description.contains("'counter'") == true)
+        #expect(dispatcher.stores.count == 1)
+    }
+
+    @Test("a store registered with another dispatcher is rejected until unregistered there")
+    func registeredElsewhere() throws {
+        let first = Dispatcher()
+        let second = Dispatcher()
+        let store = makeCounterStore()
+        try first.register(store: store)
+        let error = #expect(throws: DispatchError.self) { try second.register(store: store) }
+        #expect(error?.code == .storeRegisteredElsewhere)
+        first.unregister(identifier: "counter")
+        try second.register(store: store)
+        second.dispatch(CounterAction.increase, mode: .sync)
+        #expect(store.state.count == 1)
+    }
+
+    @Test("a failed registration leaves the store free to register elsewhere")
+    func failedRegistrationReleasesStore() throws {
+        let dispatcher = Dispatcher()
+        try dispatcher.register(store: makeCounterStore("counter"))
+        let duplicate = makeCounterStore("counter")
+        #expect(throws: DispatchError.self) { try dispatcher.register(store: duplicate) }
+        try Dispatcher().register(store: duplicate)
+    }
+
+    @Test("unregister(identifier:) removes only that store")
+    func unregisterRemovesOnlyOne() throws {
+        let dispatcher = Dispatcher()
+        let stores = ["a", "b", "c"].map { makeCounterStore($0) }
+        for store in stores {
+            try dispatcher.register(store: store)
+        }
+
+        let removed = dispatcher.unregister(identifier: "b")
+        #expect(removed === stores[1])
+        #expect(dispatcher.stores.map(\.identifier) == ["a", "c"])
+        #expect(dispatcher.store(with: "a") === stores[0])
+        #expect(dispatcher.store(with: "c") === stores[2])
+        #expect(dispatcher.store(with: "b") == nil)
+        #expect(dispatcher.unregister(identifier: "b") == nil)
+
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase))
+        #expect(result.handledStores == ["a", "c"])
+        #expect(stores.map(\.state.count) == [1, 0, 1])
+    }
+
+    @Test("store(with:) returns the registered store, castable to its concrete type")
+    func storeLookup() throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        let found = dispatcher.store(with: "counter") as? Store<Counter, CounterAction>
+        #expect(found === store)
+        #expect(dispatcher.store(with: "counter") as? Store<Text, TextAction> == nil)
+        #expect(dispatcher.store(with: "nope") == nil)
+        #expect(found?.anyState as? Counter == Counter())
+        #expect(found?.actionType == CounterAction.self)
+        #expect(found?.stateType == Counter.self)
+    }
+
+    @Test("registrations made while dispatching from other threads lose no action")
+    func registrationDuringDispatch() throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        concurrently(3) { thread in
+            if thread == 0 {
+                for index in 0..<200 {
+                    let extra = Store<Text, TextAction>(identifier: "text-\(index)", reducer: TextReducer())
+                    try? dispatcher.register(store: extra)
+                    dispatcher.unregister(identifier: "text-\(index)")
+                }
+            } else {
+                for _ in 0..<2_000 {
+                    dispatcher.dispatch(CounterAction.increase, mode: .sync)
+                }
+            }
+        }
+        #expect(store.state.count == 4_000)
+        #expect(dispatcher.stores.map(\.identifier) == ["counter"])
+    }
+}
+
+@Suite("Transactions and completions")
+struct TransactionTests {
+    @Test("every dispatch gets one transaction with a unique id, across threads and dispatchers")
+    func uniqueIDs() throws {
+        let first = Dispatcher()
+        let second = Dispatcher()
+        try first.register(store: makeCounterStore())
+        try second.register(store: makeCounterStore())
+        let ids = Shared<[UInt64]>([])
+        concurrently(4) { thread in
+            let dispatcher = thread.isMultiple(of: 2) ? first : second
+            for _ in 0..<1_000 {
+                let transaction = dispatcher.dispatch(CounterAction.increase, mode: .sync) { result in
+                    ids.append(result.transaction.id)
+                }
+                ids.append(transaction.id)
+            }
+        }
+        let all = ids.current
+        #expect(all.count == 8_000)
+        #expect(Set(all).count == 4_000)
+    }
+
+    @Test("the transaction tells the action, the mode and the stores reached in order")
+    func transactionContents() throws {
+        let dispatcher = Dispatcher()
+        try dispatcher.register(store: makeCounterStore("totals", waitsFor: ["counter"]))
+        try dispatcher.register(store: makeCounterStore("counter"))
+        let transaction = dispatcher.dispatch(CounterAction.add(3), mode: .serial)
+        #expect(transaction.action as? CounterAction == .add(3))
+        #expect(transaction.mode == .serial)
+        #expect(transaction.storeIdentifiers == ["counter", "totals"])
+        #expect(transaction.targetIdentifier == nil)
+        #expect(transaction.description.contains("counter, totals"))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+    }
+
+    @Test(
+        "the completion runs exactly once, after every store finished and committed",
+        arguments: [DispatchMode.sync, .async, .serial, .mainThread]
+    )
+    func completionAfterAllStores(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        let gate = Gate()
+        let stores = ["a", "b", "c"].map { makeCounterStore($0, reducer: GatedCounterReducer(gate: gate)) }
+        for store in stores {
+            try dispatcher.register(store: store)
+        }
+        let completions = Shared(0)
+        let seenAtCompletion = Shared<[Int]>([])
+        let done = Gate()
+        let opener = Thread { gate.open() }
+        if mode == .sync { opener.start() }
+        dispatcher.dispatch(CounterAction.add(2), mode: mode) { result in
+            completions.increment()
+            seenAtCompletion.withLock { $0 = stores.map(\.state.count) }
+            #expect(result.handledStores == ["a", "b", "c"])
+            done.open()
+        }
+        if mode != .sync {
+            #expect(completions.current == 0)
+            opener.start()
+        }
+        #expect(done.wait())
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(completions.current == 1)
+        #expect(seenAtCompletion.current == [2, 2, 2])
+    }
+}
