@@ -12,7 +12,13 @@ let package = Package(
         .target(name: "DispatchStore"),
         .testTarget(
             name: "DispatchStoreTests",
-            dependencies: ["DispatchStore"]
+            dependencies: ["DispatchStore", "MainQueueProbe"]
+        ),
+        // A program the tests run to check `.mainThread` under RunLoop.main.run() and dispatchMain().
+        .executableTarget(
+            name: "MainQueueProbe",
+            dependencies: ["DispatchStore"],
+            path: "Tests/MainQueueProbe"
         ),
     ],
     swiftLanguageModes: [.v6]

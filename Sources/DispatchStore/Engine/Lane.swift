@@ -60,6 +60,9 @@ final class Lane: @unchecked Sendable {
         freeSlots = Array(slots.indices.reversed())
     }
 
+    /// How many transactions the main lane runs before yielding the main queue.
+    static let mainBatchLimit = 64
+
     private static func makeSlot(_ underlying: DispatchQueue) -> OperationQueue {
         let queue = OperationQueue()
         queue.name = underlying.label
@@ -139,12 +142,20 @@ final class Lane: @unchecked Sendable {
 
     private func drain(_ slot: Int) {
         var completedOne = false
+        var driven = 0
         while true {
             lock.lock()
             var signal = false
             if completedOne {
                 completedOne = false
                 signal = completeLocked()
+            }
+            if kind == .main && driven == Lane.mainBatchLimit && !jobs.isEmpty {
+                // Give the main queue back (to the user interface, other dispatchers), then go on.
+                lock.unlock()
+                if signal { idle.signal() }
+                scheduleDrainer(slot)
+                return
             }
             guard !blocked, let job = jobs.popFirst() else {
                 freeSlots.append(slot)
@@ -153,6 +164,7 @@ final class Lane: @unchecked Sendable {
                 return
             }
             lock.unlock()
+            driven += 1
             if signal { idle.signal() }
             if drive(job, slot: slot) {
                 completedOne = true

@@ -191,14 +191,21 @@ final class TransactionRun<Action: ActionType>: LaneJob, TransactionControl, @un
         let start = receiver.beginUnit(action, dependencies: dependencies, context: context) {
             { [self] status in unitFinished(index, status: status) }
         }
-        lock.withLock {
+        // A cancel or a timeout may have come while the operation started, before it was recorded
+        // here for them to find: then cancel it now.
+        let cancelNow: Bool = lock.withLock {
             units[index].operation = start.operation
-            if let status = start.status, units[index].phase == .running {
+            guard let status = start.status else {
+                return cancelRequested || units[index].phase != .running
+            }
+            if units[index].phase == .running {
                 units[index].phase = .finished
                 units[index].status = status
                 units[index].needsDelivery = start.needsDelivery
             }
+            return false
         }
+        if cancelNow { start.operation?.cancel() }
     }
 
     private func report(_ index: Int, announced: Bool, needsDelivery: Bool) {

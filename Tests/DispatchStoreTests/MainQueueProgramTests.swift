@@ -1,0 +1,15 @@
+import Testing
+
+@Suite("The main queue on Linux, in a real program")
+struct MainQueueProgramTests {
+    @Test(
+        ".mainThread runs on the main queue under RunLoop.main.run() and dispatchMain()",
+        arguments: ["runloop", "dispatchmain"]
+    )
+    func mainQueueDrivers(driver: String) throws {
+        let output = try Executables.run("MainQueueProbe", [driver], timeout: 60)
+        #expect(!output.timedOut)
+        #expect(output.status == 0, "\(output.standardOutput)\(output.standardError)")
+        #expect(output.standardOutput.hasPrefix("ok: count 202"))
+    }
+}

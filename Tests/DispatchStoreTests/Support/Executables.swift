@@ -1,0 +1,76 @@
+import Foundation
+
+/// Runs the package's executables (built next to the test bundle) as subprocesses.
+enum Executables {
+    /// The directory holding the built products.
+    static var directory: URL {
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent()
+        }
+        return Bundle.main.bundleURL.deletingLastPathComponent()
+        #else
+        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        #endif
+    }
+
+    struct Output {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+        var timedOut: Bool
+    }
+
+    /// Runs `name` with `arguments`, feeding it `input`, and waits at most `timeout` for it to exit.
+    static func run(
+        _ name: String,
+        _ arguments: [String] = [],
+        input: Data? = nil,
+        environment: [String: String]? = nil,
+        timeout: TimeInterval = 60
+    ) throws -> Output {
+        let process = Process()
+        process.executableURL = directory.appendingPathComponent(name)
+        process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+
+        let collected = Shared<[Int: Data]>([:])
+        let readers = DispatchGroup()
+        for (index, pipe) in [stdout, stderr].enumerated() {
+            readers.enter()
+            Thread.detachNewThread {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                collected.withLock { $0[index] = data }
+                readers.leave()
+            }
+        }
+        Thread.detachNewThread {
+            if let input { stdin.fileHandleForWriting.write(input) }
+            try? stdin.fileHandleForWriting.close()
+        }
+        let timedOut = exited.wait(timeout: .now() + timeout) == .timedOut
+        if timedOut {
+            process.terminate()
+            exited.wait()
+        }
+        readers.wait()
+        let data = collected.current
+        return Output(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: data[0] ?? Data(), as: UTF8.self),
+            standardError: String(decoding: data[1] ?? Data(), as: UTF8.self),
+            timedOut: timedOut
+        )
+    }
+}
