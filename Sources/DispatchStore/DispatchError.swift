@@ -24,6 +24,9 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible 
             case operationReused
             case timedOut
             case shutDown
+            case historyPositionOutOfRange
+            case recorderDetached
+            case reentrantRestore
         }
 
         private let value: Value
@@ -52,6 +55,12 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let timedOut = Code(.timedOut)
         /// The dispatcher was shut down and takes no new actions.
         public static let shutDown = Code(.shutDown)
+        /// `RecorderMiddleware.jump(to:)` was given a position outside its history.
+        public static let historyPositionOutOfRange = Code(.historyPositionOutOfRange)
+        /// The recorder is not registered with a dispatcher, so it has nothing to restore into.
+        public static let recorderDetached = Code(.recorderDetached)
+        /// A restore was asked for from inside a store's `updateState` or `reduce`.
+        public static let reentrantRestore = Code(.reentrantRestore)
 
         /// The code's name, for example `duplicateIdentifier`.
         public var description: String {

@@ -114,6 +114,11 @@ public final class Dispatcher: @unchecked Sendable {
         lock.withLock { registry.stores }
     }
 
+    /// The registered stores as the engine sees them, in registration order.
+    var storeEntries: [any StoreEntry] {
+        lock.withLock { registry.stores }
+    }
+
     // MARK: Middleware
 
     /// Adds a middleware after those already registered; it sees the transactions dispatched from now on.

@@ -28,6 +28,16 @@ extension Shared where Value: RangeReplaceableCollection {
     }
 }
 
+extension Shared where Value == Bool {
+    /// Sets the flag; `true` only for the first caller.
+    func claimFirst() -> Bool {
+        withLock { value in
+            defer { value = true }
+            return !value
+        }
+    }
+}
+
 extension Shared where Value == Int {
     @discardableResult
     func increment() -> Int {

@@ -1,0 +1,75 @@
+/// One store's state at a recorded instant.
+public struct StoreSnapshot: Sendable {
+    /// The store's identifier.
+    public let storeIdentifier: String
+    /// Its state then.
+    public let state: any StateType
+}
+
+extension Dispatcher {
+    /// The states of all registered stores at one instant: no commit happens between two reads.
+    ///
+    /// - Returns: The snapshots in registration order, or `nil` when the calling thread is inside a
+    ///   store's `updateState` or `reduce` (taking the cut would deadlock).
+    func consistentCut() -> [StoreSnapshot]? {
+        let stores = registeredStoreEntries()
+        guard Dispatcher.lockAll(stores) else { return nil }
+        let snapshots = stores.map { StoreSnapshot(storeIdentifier: $0.identifier, state: $0.stateWhileLocked) }
+        Dispatcher.unlockAll(stores)
+        return snapshots
+    }
+
+    /// Sets the state of every registered store found in `snapshots`, all at one instant.
+    ///
+    /// Stores missing from `snapshots`, or whose state type differs, keep their state. The changes
+    /// are queued for the stores' observers (with a `nil` action): call `deliverPendingChanges()` on
+    /// the returned stores once the caller's own locks are released.
+    ///
+    /// - Returns: The stores whose state was replaced, or `nil`, changing nothing, when the calling
+    ///   thread is inside a store's `updateState` or `reduce`.
+    func restore(_ snapshots: [StoreSnapshot]) -> [any StoreEntry]? {
+        let stores = registeredStoreEntries()
+        let states = Dictionary(snapshots.map { ($0.storeIdentifier, $0.state) }) { first, _ in first }
+        guard Dispatcher.lockAll(stores) else { return nil }
+        var changed: [any StoreEntry] = []
+        for store in stores {
+            if let state = states[store.identifier], store.replaceStateWhileLocked(state) == true {
+                changed.append(store)
+            }
+        }
+        Dispatcher.unlockAll(stores)
+        return changed
+    }
+
+    /// The registered stores, sorted in the canonical order for locking several at once.
+    private func registeredStoreEntries() -> [any StoreEntry] {
+        storeEntries.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Locks every store without ever waiting while holding one.
+    ///
+    /// Tries each lock in order; when one is busy, releases the others, waits for that one alone,
+    /// releases it and starts over. So a reducer that reads another store's state under its own lock
+    /// cannot deadlock with a cut.
+    ///
+    /// - Returns: `false`, holding nothing, when the calling thread already holds one of the locks.
+    private static func lockAll(_ stores: [any StoreEntry]) -> Bool {
+        while true {
+            var locked = 0
+            while locked < stores.count, stores[locked].lock.tryLock() {
+                locked += 1
+            }
+            if locked == stores.count { return true }
+            unlockAll(stores[..<locked])
+            let busy = stores[locked].lock
+            guard busy.lockUnlessOwned() else { return false }
+            busy.unlock()
+        }
+    }
+
+    private static func unlockAll(_ stores: some Collection<any StoreEntry>) {
+        for store in stores.reversed() {
+            store.lock.unlock()
+        }
+    }
+}
