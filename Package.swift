@@ -14,6 +14,10 @@ let package = Package(
             name: "DispatchStoreTests",
             dependencies: ["DispatchStore", "MainQueueProbe"]
         ),
+        // The todo demo: `swift run todo`.
+        .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
+        .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
+        .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo"]),
         // A program the tests run to check `.mainThread` under RunLoop.main.run() and dispatchMain().
         .executableTarget(
             name: "MainQueueProbe",

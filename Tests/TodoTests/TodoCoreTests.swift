@@ -1,0 +1,196 @@
+import DispatchStore
+import Foundation
+import Testing
+import TodoCore
+
+@Suite("Todo model: reducers and the two stores")
+struct TodoModelTests {
+    @Test("list changes update the list and the interface, which waits for the list")
+    func listChanges() throws {
+        let app = try TodoApp()
+        app.perform(.add(title: "milk"))
+        app.perform(.add(title: "bread"))
+        #expect(app.list.state.items.map(\.title) == ["milk", "bread"])
+        #expect(app.interface.state.cursor == 1)
+        #expect(app.interface.state.message == "Added “bread”")
+
+        app.perform(.toggle(id: 1))
+        #expect(app.list.state.items[0].isDone)
+        #expect(app.interface.state.message == "Done: “milk”")
+        app.perform(.edit(id: 2, title: "rye bread"))
+        #expect(app.list.state.items[1].title == "rye bread")
+        app.perform(.delete(id: 2))
+        #expect(app.interface.state.cursor == 0)
+        #expect(app.interface.state.message == "Deleted “rye bread”")
+        app.perform(.clearDone)
+        #expect(app.list.state.items.isEmpty)
+        #expect(app.interface.state.message == "Cleared 1 done item")
+        #expect(app.interface.state.cursor == 0)
+    }
+
+    @Test("interface actions reach only the interface store and are not recorded")
+    func interfaceActions() throws {
+        let app = try TodoApp(items: [TodoItem(id: 1, title: "a"), TodoItem(id: 2, title: "b")])
+        app.perform(.moveCursor(by: 5))
+        #expect(app.interface.state.cursor == 1)
+        app.perform(.moveCursor(by: -9))
+        #expect(app.interface.state.cursor == 0)
+        app.perform(.setMode(.adding))
+        #expect(app.interface.state.mode == .adding)
+        #expect(app.recorder.count == 1)
+        #expect(app.historyLabel == "history 0/0")
+    }
+
+    @Test("previous and next step through the list changes, with a message")
+    func history() throws {
+        let app = try TodoApp(items: [TodoItem(id: 7, title: "start")])
+        app.perform(.add(title: "a"))
+        app.perform(.toggle(id: 7))
+        #expect(app.historyLabel == "history 2/2")
+        #expect(app.previous())
+        #expect(app.interface.state.message == "Undid: Done: “start”")
+        #expect(app.previous())
+        #expect(app.list.state.items.map(\.title) == ["start"])
+        #expect(!app.previous())
+        #expect(app.historyLabel == "history 0/2")
+        #expect(app.next())
+        #expect(app.interface.state.message == "Redid: Added “a”")
+        #expect(app.list.state.items.map(\.title) == ["start", "a"])
+        #expect(app.list.state.nextID == 9)
+    }
+}
+
+@Suite("Todo line commands")
+struct CommandTests {
+    @Test(
+        "every command parses",
+        arguments: [
+            ("add buy milk", Command.add("buy milk")),
+            ("  edit 2   new title ", .edit(2, "new title")),
+            ("toggle 1", .toggle(1)),
+            ("delete 3", .delete(3)),
+            ("clear", .clear),
+            ("prev", .previous),
+            ("next", .next),
+            ("list", .list),
+            ("help", .help),
+            ("quit", .quit),
+        ]
+    )
+    func parses(line: String, command: Command) throws {
+        #expect(try Command.parse(line) == command)
+    }
+
+    @Test("blank and comment lines are not commands")
+    func blanks() throws {
+        #expect(try Command.parse("") == nil)
+        #expect(try Command.parse("   ") == nil)
+        #expect(try Command.parse("# a note") == nil)
+    }
+
+    @Test(
+        "bad lines get an error naming the problem",
+        arguments: [
+            ("frobnicate", "unknown command 'frobnicate'"),
+            ("add", "add needs a title"),
+            ("edit 2", "edit needs an item number and a title"),
+            ("toggle x", "'x' is not an item number"),
+            ("delete 0", "'0' is not an item number"),
+            ("list all", "list takes no argument"),
+        ]
+    )
+    func errors(line: String, message: String) {
+        #expect {
+            try Command.parse(line)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+
+    @Test("commands run against the app; item numbers out of range are errors")
+    func running() throws {
+        let app = try TodoApp()
+        #expect(app.run(.add("one")) == .output([]))
+        #expect(app.run(.add("two")) == .output([]))
+        #expect(app.run(.toggle(2)) == .output([]))
+        #expect(app.run(.list) == .output(["1. [ ] one", "2. [x] two"]))
+        #expect(app.run(.delete(5)) == .failure("no item 5; the list has 2 items"))
+        #expect(app.run(.next) == .failure("next: already at the newest change (history 3/3)"))
+        #expect(app.run(.quit) == .quit)
+    }
+}
+
+@Suite("Todo storage")
+struct StorageTests {
+    @Test("the default file follows XDG_DATA_HOME, then HOME")
+    func defaultLocation() {
+        #expect(
+            TodoStorage.defaultURL(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/me"]).path
+                == "/data/dispatch-todo/todos.json"
+        )
+        #expect(
+            TodoStorage.defaultURL(environment: ["HOME": "/home/me"]).path
+                == "/home/me/.local/share/dispatch-todo/todos.json"
+        )
+    }
+
+    @Test("a missing file is an empty list; saving creates it atomically and loads back")
+    func roundTrip() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = TodoStorage(url: directory.file("nested/todos.json"))
+        #expect(try storage.load() == [])
+        let items = [TodoItem(id: 1, title: "ä ✓ \"quoted\""), TodoItem(id: 4, title: "b", isDone: true)]
+        try storage.save(items)
+        #expect(try storage.load() == items)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.file("nested").path)
+        #expect(leftovers == ["todos.json"])
+    }
+
+    @Test(
+        "a corrupt or unreadable file is an error naming it",
+        arguments: ["{\"version\":1,\"items\":[{", "[]", "", "dir"]
+    )
+    func corrupt(contents: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("todos.json")
+        if contents == "dir" {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } else {
+            try contents.write(to: url, atomically: true, encoding: .utf8)
+        }
+        let failure = #expect(throws: TodoStorage.Failure.self) { try TodoStorage(url: url).load() }
+        #expect(failure?.path == url.path)
+    }
+
+    @Test("the persistence observer saves after each change, restores included, and not when nothing changed")
+    func persistence() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = TodoStorage(url: directory.file("todos.json"))
+        let app = try TodoApp(storage: storage)
+        app.perform(.moveCursor(by: 1))
+        #expect(!FileManager.default.fileExists(atPath: storage.url.path))
+        app.perform(.add(title: "x"))
+        #expect(try storage.load().map(\.title) == ["x"])
+        app.previous()
+        #expect(try storage.load() == [])
+        app.next()
+        #expect(try storage.load().map(\.title) == ["x"])
+    }
+
+    @Test("a failed save is reported, not lost")
+    func saveFailure() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // A file where the directory should be makes every save fail.
+        try "not a directory".write(to: directory.file("blocker"), atomically: true, encoding: .utf8)
+        let failures = Shared<[String]>([])
+        let storage = TodoStorage(url: directory.file("blocker/todos.json"))
+        let app = try TodoApp(storage: storage) { failure in failures.withLock { $0.append(failure.path) } }
+        app.perform(.add(title: "x"))
+        #expect(failures.current == [storage.url.path])
+        #expect(app.list.state.items.count == 1)
+    }
+}
