@@ -213,6 +213,7 @@ struct TodoTerminalTests {
         #expect(!again.screen.contains { $0.contains("never") })
         again.press("\u{3}")
         #expect(again.waitForExit() == 0)
+        #expect(again.rawOutput.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"))
     }
 
     @Test("NO_COLOR turns the text styles off")
