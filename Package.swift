@@ -18,6 +18,12 @@ let package = Package(
         .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
         .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
         .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo"]),
+        // The benchmark: `swift run -c release dispatch-bench`.
+        .executableTarget(
+            name: "dispatch-bench",
+            dependencies: ["DispatchStore", "TodoCore"],
+            path: "Demos/dispatch-bench"
+        ),
         // A program the tests run to check `.mainThread` under RunLoop.main.run() and dispatchMain().
         .executableTarget(
             name: "MainQueueProbe",

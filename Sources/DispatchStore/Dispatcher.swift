@@ -197,27 +197,29 @@ public final class Dispatcher: @unchecked Sendable {
         nextTransactionID += 1
         lock.unlock()
 
-        var route: Route<Action>?
+        var route: Route?
         var routingError: DispatchError?
         if let identifier {
             if let candidate = registry.routesByIdentifier[identifier] {
-                route = candidate as? Route<Action>
-                if route == nil {
-                    let expected = registry.storesByIdentifier[identifier].map { "\($0.actionType)" } ?? "another type"
+                if ObjectIdentifier(candidate.receivers[0].actionType) == ObjectIdentifier(Action.self) {
+                    route = candidate
+                } else {
+                    let expected = "\(candidate.receivers[0].actionType)"
                     routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
                 }
             } else {
                 routingError = .unknownStore(identifier, action: "\(action)")
             }
         } else if let candidate = registry.routesByActionType[ObjectIdentifier(Action.self)] {
-            route = unsafeDowncast(candidate, to: Route<Action>.self)
+            route = candidate
         } else {
             routingError = .unhandled(action: "\(action)", type: "\(Action.self)")
         }
 
+        let anyAction: any ActionType = action
         let transaction = Transaction(
             id: id,
-            action: action,
+            action: anyAction,
             mode: mode,
             storeIdentifiers: route?.storeIdentifiers ?? [],
             targetIdentifier: identifier
@@ -242,7 +244,7 @@ public final class Dispatcher: @unchecked Sendable {
             }
         let run = TransactionRun(
             dispatcher: self,
-            action: action,
+            action: anyAction,
             route: route,
             transaction: transaction,
             middleware: registry.middleware,
@@ -267,7 +269,7 @@ public final class Dispatcher: @unchecked Sendable {
     /// reduces inline and nobody listens.
     private func runSingleStoreOnCaller<Action: ActionType>(
         _ action: Action,
-        receiver: any ActionReceiver<Action>,
+        receiver: any StoreEntry,
         transaction: Transaction,
         middleware: [any Middleware],
         timeout: Duration?,
@@ -277,11 +279,13 @@ public final class Dispatcher: @unchecked Sendable {
             middleware.willDispatch(transaction: transaction, action: transaction.action, in: receiver)
         }
         var waiter: OperationWaiter?
-        let start = receiver.beginUnit(action, dependencies: [], context: ThreadContext.current) {
-            let created = OperationWaiter()
-            waiter = created
-            return { status in
-                if !created.deliver(status) { receiver.deliverPendingChanges() }
+        let start = withUnsafePointer(to: action) { action in
+            receiver.beginUnit(UnsafeRawPointer(action), dependencies: [], context: ThreadContext.current) {
+                let created = OperationWaiter()
+                waiter = created
+                return { status in
+                    if !created.deliver(status) { receiver.deliverPendingChanges() }
+                }
             }
         }
         var status = start.status ?? .cancelled

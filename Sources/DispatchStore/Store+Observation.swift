@@ -24,12 +24,13 @@ extension Store {
     ///   `.sync`, the main queue for `.mainThread`, a dispatcher queue otherwise. Safe to call from
     ///   any thread, including from inside a callback.
     @discardableResult
+    @inlinable
     public func register(
         observer: AnyObject,
         callback: @escaping @Sendable (_ state: State, _ action: Action?) -> Void
     ) -> ObserverToken {
         let id = nextSubscriptionID()
-        addObserver(StateObserver(id: id, object: observer, isBoundToObject: true, callback: callback))
+        addObserver(ObserverEntry(id: id, object: observer, group: nil, call: Self.makeCall(callback)))
         return ObserverToken(Cancellation { [weak self] in self?.removeSubscription(id: id) })
     }
 
@@ -56,9 +57,10 @@ extension Store {
     ///   restore or an update outside any operation).
     /// - Returns: The subscription; keep it for as long as you want the calls.
     /// - Note: Called on the thread that delivers the change, one change at a time, in commit order.
+    @inlinable
     public func subscribe(_ callback: @escaping @Sendable (_ state: State, _ action: Action?) -> Void) -> Subscription {
         let id = nextSubscriptionID()
-        addObserver(StateObserver(id: id, object: nil, isBoundToObject: false, callback: callback))
+        addObserver(ObserverEntry(id: id, object: nil, group: nil, call: Self.makeCall(callback)))
         return Subscription(Cancellation { [weak self] in self?.removeSubscription(id: id) })
     }
 
@@ -78,12 +80,45 @@ extension Store {
     ///   - callback: Called with the new value.
     /// - Returns: The subscription; keep it for as long as you want the calls.
     /// - Note: Called on the thread that delivers the change, one change at a time, in commit order.
+    @inlinable
     public func subscribe<Value: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, Value> & Sendable,
         _ callback: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         let id = nextSubscriptionID()
-        addKeyPathSubscription(keyPath, id: id, callback: callback)
+        addKeyPathObserver(
+            id: id,
+            keyPath: keyPath,
+            makeGroup: { state in
+                let values = KeyPathValues(state[keyPath: keyPath])
+                return KeyPathGroup(keyPath: keyPath, values: values) { state in
+                    let value = state.assumingMemoryBound(to: State.self).pointee[keyPath: keyPath]
+                    guard value != values.last.pointee else { return false }
+                    values.last.pointee = value
+                    values.current.pointee = value
+                    return true
+                }
+            },
+            makeCall: { group in
+                // Groups are keyed by key path, and a key path fixes the value type.
+                let values = unsafeDowncast(group.values, to: KeyPathValues<Value>.self)
+                return { _, _ in callback(values.current.pointee) }
+            }
+        )
         return Subscription(Cancellation { [weak self] in self?.removeSubscription(id: id) })
+    }
+
+    /// Wraps a typed callback into the pointer-based call the delivery loop makes.
+    ///
+    /// Inlinable so that the caller's module specialises it: reading the state and the action
+    /// through pointers then needs no runtime metadata lookup.
+    @inlinable
+    static func makeCall(_ callback: @escaping @Sendable (State, Action?) -> Void) -> ObserverEntry.Call {
+        { state, action in
+            callback(
+                state.assumingMemoryBound(to: State.self).pointee,
+                action.map { $0.assumingMemoryBound(to: Action.self).pointee }
+            )
+        }
     }
 }

@@ -39,10 +39,12 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     private let deliveryLock = Lock(.recursive)
     private let cursor = DeliveryCursor<State, Action>()
 
+    /// The state, guarded by `lock`. Behind a pointer so that mutating it skips the dynamic
+    /// exclusivity check, which the lock makes redundant.
+    private let storage: UnsafeMutablePointer<State>
     // Guarded by `lock`.
-    private var storage: State
     private var operationsInFlight = 0
-    private var observerSet = ObserverSet<State, Action>()
+    private var observerSet = ObserverSet()
     private var pendingChanges = FIFO<StateChange<State, Action>>()
     private var inlineMarker: ActionOperation<State, Action>?
     private var owner: ObjectIdentifier?
@@ -64,8 +66,14 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         self.identifier = identifier
         self.reducer = reducer
         self.waitsFor = waitsFor
-        self.storage = initialState
+        self.storage = .allocate(capacity: 1)
+        self.storage.initialize(to: initialState)
         self.sequence = nextStoreSequence()
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 
     /// A snapshot of the current state, read under the store's lock.
@@ -75,7 +83,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     public var state: State {
         guard lock.lockUnlessOwned() else { reentrantAccess("read its state") }
         defer { lock.unlock() }
-        return storage
+        return storage.pointee
     }
 
     /// Mutates the state atomically under the store's lock.
@@ -99,14 +107,14 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         guard lock.lockUnlessOwned() else { reentrantAccess("update its state") }
         let result: Result
         do {
-            result = try body(&storage)
+            result = try body(&storage.pointee)
         } catch {
-            let queued = queueChangeIfObservedLocked(action: nil, outsideOperations: true)
+            let queued = queueUpdateIfObservedLocked()
             lock.unlock()
             if queued { deliverPendingChanges() }
             throw error
         }
-        let queued = queueChangeIfObservedLocked(action: nil, outsideOperations: true)
+        let queued = queueUpdateIfObservedLocked()
         lock.unlock()
         if queued { deliverPendingChanges() }
         return result
@@ -143,17 +151,42 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         )
     }
 
-    /// Queues the current state for the observers when there are any; call with `lock` held.
+    /// Queues the current state for the observers, if any, with the action that produced it; call
+    /// with `lock` held.
     ///
-    /// - Parameters:
-    ///   - action: The action that produced the state, `nil` outside operations.
-    ///   - outsideOperations: Queue only when no operation of this store is in flight (an update made
-    ///     during one belongs to it and is reported when it finishes).
     /// - Returns: Whether a change was queued.
-    private func queueChangeIfObservedLocked(action: Action?, outsideOperations: Bool = false) -> Bool {
-        guard !observerSet.isEmpty, !outsideOperations || operationsInFlight == 0 else { return false }
-        pendingChanges.append(StateChange(state: storage, action: action))
+    @inline(__always)
+    private func queueChangeIfObservedLocked(action: Action) -> Bool {
+        guard !observerSet.isEmpty else { return false }
+        queueChangeLocked(action: action)
         return true
+    }
+
+    /// Queues the current state for the observers, if any, for an update made outside any
+    /// operation (one made during an operation belongs to it and is reported when it finishes);
+    /// call with `lock` held.
+    ///
+    /// - Returns: Whether a change was queued.
+    @inline(__always)
+    private func queueUpdateIfObservedLocked() -> Bool {
+        guard !observerSet.isEmpty, operationsInFlight == 0 else { return false }
+        queueChangeLocked(action: nil)
+        return true
+    }
+
+    /// Appends the current state to the changes waiting for delivery; call with `lock` held.
+    ///
+    /// Out of line, with the action passed by pointer: generic types built from `State` and
+    /// `Action` (`Optional<Action>`, `StateChange`) make unspecialised code look up their metadata at
+    /// run time, and that cost should fall only on stores with observers.
+    @inline(never)
+    private func queueChangeLocked(action: UnsafePointer<Action>?) {
+        pendingChanges.append(StateChange(state: storage.pointee, action: action?.pointee))
+    }
+
+    @inline(__always)
+    private func queueChangeLocked(action: Action) {
+        withUnsafePointer(to: action) { queueChangeLocked(action: $0) }
     }
 
     /// Calls the observers with every queued change, in commit order.
@@ -187,91 +220,95 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
             }
             deliverCurrentChange()
         }
-        if cursor.sawReleasedObserver {
-            cursor.sawReleasedObserver = false
+        if cursor.position.pointee.sawReleasedObserver {
+            cursor.position.pointee.sawReleasedObserver = false
             lock.withLock {
-                if let smaller = observerSet.removingObservers(where: { $0.isBoundToObject && $0.object == nil }) {
+                if let smaller = observerSet.removing(where: { $0.isBoundToObject && $0.object == nil }) {
                     observerSet = smaller
                 }
             }
         }
     }
 
-    /// Delivers the cursor's change to the observers not called yet.
+    /// Delivers the cursor's change to the subscriptions not called yet.
     ///
     /// A callback may deliver re-entrantly; the cursor then shows what is left (or that a newer
     /// change started).
     private func deliverCurrentChange() {
         guard let change = cursor.change else { return }
-        let generation = cursor.generation
-        let observers = cursor.set.observers
-        while cursor.generation == generation {
-            let index = cursor.observerIndex
-            guard index < observers.count else { break }
-            cursor.observerIndex = index + 1
-            if observers[index].isBoundToObject && observers[index].object == nil {
-                cursor.sawReleasedObserver = true
-                continue
+        let position = cursor.position
+        let generation = position.pointee.generation
+        let observers = cursor.observers
+        let ranges = cursor.ranges
+        withUnsafePointer(to: change.state) { state in
+            withUnsafeOptionalPointer(to: change.action) { action in
+                observers.unretainedEntries.withUnsafeBufferPointer { entries in
+                    while position.pointee.generation == generation, position.pointee.range < ranges.count {
+                        let index = position.pointee.index
+                        let range = ranges[position.pointee.range]
+                        guard index < range.upperBound else {
+                            position.pointee.range += 1
+                            if position.pointee.range < ranges.count {
+                                position.pointee.index = ranges[position.pointee.range].lowerBound
+                            }
+                            continue
+                        }
+                        position.pointee.index = index + 1
+                        entries[index]._withUnsafeGuaranteedRef { entry in
+                            guard !entry.isBoundToObject || entry.object != nil else {
+                                position.pointee.sawReleasedObserver = true
+                                return
+                            }
+                            entry.call(state, action)
+                        }
+                    }
+                }
             }
-            observers[index].callback(change.state, change.action)
         }
-        let changed = cursor.changedKeyPaths
-        while cursor.generation == generation {
-            let group = cursor.keyPathIndex
-            guard group < changed.count else { break }
-            let index = cursor.callbackIndex
-            if index < changed[group].count {
-                cursor.callbackIndex = index + 1
-                changed[group].deliver(at: index)
-            } else {
-                cursor.keyPathIndex = group + 1
-                cursor.callbackIndex = 0
-            }
-        }
-        if cursor.generation == generation {
-            cursor.change = nil
-            cursor.changedKeyPaths = []
+        if position.pointee.generation == generation {
+            cursor.finish()
         }
     }
 
     // MARK: Observer registry
 
-    func addObserver(_ observer: StateObserver<State, Action>) {
-        lock.withLock { observerSet = observerSet.adding(observer) }
+    @usableFromInline
+    func addObserver(_ entry: ObserverEntry) {
+        lock.withLock { observerSet = observerSet.adding(entry) }
     }
 
-    func addKeyPathSubscription<Value: Equatable>(
-        _ keyPath: KeyPath<State, Value>,
+    /// Adds a key-path subscription, joining the group of subscriptions to the same key path.
+    ///
+    /// - Parameters:
+    ///   - makeGroup: Creates the group from the current state, when no subscription watches the
+    ///     key path yet. Called under the store's lock.
+    ///   - makeCall: Creates the subscription's call for the group. Called under the store's lock.
+    @usableFromInline
+    func addKeyPathObserver(
         id: UInt64,
-        callback: @escaping @Sendable (Value) -> Void
+        keyPath: AnyKeyPath,
+        makeGroup: (State) -> KeyPathGroup,
+        makeCall: (KeyPathGroup) -> ObserverEntry.Call
     ) {
         lock.withLock {
-            var groups = observerSet.keyPaths
-            if let index = groups.firstIndex(where: { $0.keyPath == keyPath }),
-                let group = groups[index] as? KeyPathSubscription<State, Value>
-            {
-                groups[index] = group.adding(id: id, callback: callback)
-            } else {
-                let delivered = DeliveredValue(storage[keyPath: keyPath])
-                groups.append(KeyPathSubscription(path: keyPath, delivered: delivered, callbacks: [(id, callback)]))
-            }
-            observerSet = observerSet.replacingKeyPaths(groups)
+            let group = observerSet.group(for: keyPath) ?? makeGroup(storage.pointee)
+            observerSet = observerSet.adding(ObserverEntry(id: id, object: nil, group: group, call: makeCall(group)))
         }
     }
 
+    @usableFromInline
     func removeSubscription(id: UInt64) {
         lock.withLock {
-            if let smaller = observerSet.removing(id: id) { observerSet = smaller }
+            if let smaller = observerSet.removing(where: { $0.id == id }) { observerSet = smaller }
         }
     }
 
     func removeObservers(boundTo object: AnyObject) {
         lock.withLock {
-            if let smaller = observerSet.removingObservers(where: {
-                $0.isBoundToObject && ($0.object == nil || $0.object === object)
-            }) {
-                observerSet = smaller
+            let bound = { (entry: ObserverEntry) in
+                entry.isBoundToObject && (entry.object == nil || entry.object === object)
             }
+            if let smaller = observerSet.removing(where: bound) { observerSet = smaller }
         }
     }
 
@@ -289,7 +326,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
             context.inlineResult = .reentrant
             return ActionOperation(placeholderFor: self, action: action)
         }
-        reducer.reduce(action, into: &storage)
+        reducer.reduce(action, into: &storage.pointee)
         let notified = queueChangeIfObservedLocked(action: action)
         let marker: ActionOperation<State, Action>
         if let existing = inlineMarker {
@@ -305,11 +342,13 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
     /// Asks the reducer for the operation of one action and starts it; see `ActionReceiver`.
     func beginUnit(
-        _ action: Action,
+        _ actionPointer: UnsafeRawPointer,
         dependencies: [Operation],
         context: ThreadContext,
         makeFinishHook: () -> UnitFinishHook
     ) -> UnitStart {
+        // The route only holds stores whose `Action` is the dispatched action's type.
+        let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
         let savedStore = context.inlineStore
         let savedResult = context.inlineResult
         context.inlineStore = ObjectIdentifier(self)
@@ -395,7 +434,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
     /// The state, for a caller already holding `lock` (a consistent cut across stores).
     var stateWhileLocked: any StateType {
-        storage
+        storage.pointee
     }
 
     /// Replaces the state for a caller already holding `lock`; queues a change with a `nil` action.
@@ -404,8 +443,10 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     ///   `nil` when `state` is not of this store's state type.
     func replaceStateWhileLocked(_ state: any StateType) -> Bool? {
         guard let typed = state as? State else { return nil }
-        storage = typed
-        return queueChangeIfObservedLocked(action: nil)
+        storage.pointee = typed
+        guard !observerSet.isEmpty else { return false }
+        queueChangeLocked(action: nil)
+        return true
     }
 }
 
@@ -416,4 +457,15 @@ private func nextStoreSequence() -> UInt64 {
         value += 1
         return value
     }
+}
+
+extension Store: StoreEntry {}
+
+/// Calls `body` with a pointer to the wrapped value, or `nil`.
+private func withUnsafeOptionalPointer<Value, Result>(
+    to value: Value?,
+    _ body: (UnsafeRawPointer?) throws -> Result
+) rethrows -> Result {
+    guard let value else { return try body(nil) }
+    return try withUnsafePointer(to: value) { try body(UnsafeRawPointer($0)) }
 }

@@ -7,27 +7,27 @@ final class Registry: @unchecked Sendable {
     // the guarantee that they may be called from several threads (documented on `Middleware`).
     let stores: [any StoreEntry]
     let storesByIdentifier: [String: any StoreEntry]
-    let routesByActionType: [ObjectIdentifier: any AnyRoute]
-    let routesByIdentifier: [String: any AnyRoute]
+    let routesByActionType: [ObjectIdentifier: Route]
+    let routesByIdentifier: [String: Route]
     let middleware: [any Middleware]
 
     init(stores: [any StoreEntry] = [], middleware: [any Middleware] = []) {
         self.stores = stores
         self.middleware = middleware
         var byIdentifier: [String: any StoreEntry] = [:]
-        var single: [String: any AnyRoute] = [:]
+        var single: [String: Route] = [:]
         var groups: [ObjectIdentifier: [Int]] = [:]
         var groupOrder: [ObjectIdentifier] = []
         for (index, store) in stores.enumerated() {
             byIdentifier[store.identifier] = store
-            single[store.identifier] = store.makeSingleRoute()
+            single[store.identifier] = Route(receivers: [store], dependencies: [[]])
             let key = ObjectIdentifier(store.actionType)
             if groups[key] == nil { groupOrder.append(key) }
             groups[key, default: []].append(index)
         }
         self.storesByIdentifier = byIdentifier
         self.routesByIdentifier = single
-        var routes: [ObjectIdentifier: any AnyRoute] = [:]
+        var routes: [ObjectIdentifier: Route] = [:]
         for key in groupOrder {
             routes[key] = Registry.route(for: groups[key] ?? [], in: stores, byIdentifier: byIdentifier)
         }
@@ -57,7 +57,7 @@ final class Registry: @unchecked Sendable {
         for members: [Int],
         in stores: [any StoreEntry],
         byIdentifier: [String: any StoreEntry]
-    ) -> any AnyRoute {
+    ) -> Route {
         let memberIdentifiers = members.map { stores[$0].identifier }
         let position = Dictionary(uniqueKeysWithValues: memberIdentifiers.enumerated().map { ($1, $0) })
         // waits[i]: positions (in `members`) that member i waits for, transitively.
@@ -79,8 +79,7 @@ final class Registry: @unchecked Sendable {
         }
         let order = Dictionary(uniqueKeysWithValues: placed.enumerated().map { ($1, $0) })
         let dependencies = placed.map { member in waits[member].compactMap { order[$0] }.sorted() }
-        let first = stores[members[placed[0]]]
-        return first.makeRoute(placed.map { stores[members[$0]] }, dependencies: dependencies)
+        return Route(receivers: placed.map { stores[members[$0]] }, dependencies: dependencies)
     }
 
     /// Every identifier reachable from `start` along the registered stores' `waitsFor`.

@@ -15,6 +15,10 @@ struct UnitStart {
 }
 
 /// A store as the engine sees it, without its generic types.
+///
+/// The engine is not generic: generic code that is not specialised for the caller's types looks
+/// up the metadata of every generic type it mentions at run time, which would cost more than a
+/// whole inline dispatch. Only `Store`'s own methods handle the concrete state and action types.
 protocol StoreEntry: AnyStore {
     var sequence: UInt64 { get }
     var lock: Lock { get }
@@ -23,64 +27,52 @@ protocol StoreEntry: AnyStore {
     func deliverPendingChanges()
     func claim(for dispatcher: ObjectIdentifier) -> Bool
     func release(from dispatcher: ObjectIdentifier)
-    /// Builds the route of this store's action type over `members` (which all handle it).
-    func makeRoute(_ members: [any StoreEntry], dependencies: [[Int]]) -> any AnyRoute
-    /// A route reaching only this store.
-    func makeSingleRoute() -> any AnyRoute
-}
-
-/// A store that handles actions of type `Action`.
-protocol ActionReceiver<Action>: StoreEntry {
-    associatedtype Action: ActionType
 
     /// Asks the reducer for the operation of `action` and starts it on the calling thread.
     ///
+    /// The action arrives as a pointer to its value: the route guarantees that its type is the
+    /// store's `Action`, and reading it that way costs no dynamic cast.
+    ///
     /// - Parameters:
-    ///   - action: The dispatched action.
+    ///   - action: A pointer to the dispatched action, valid during the call.
     ///   - dependencies: Operations of stores this one waits for in the transaction (all finished).
     ///   - context: The calling thread's context.
     ///   - makeFinishHook: Called at most once, only when the operation does not finish right away.
     /// - Returns: How the unit started, or its status when it already finished.
     func beginUnit(
-        _ action: Action,
+        _ action: UnsafeRawPointer,
         dependencies: [Operation],
         context: ThreadContext,
         makeFinishHook: () -> UnitFinishHook
     ) -> UnitStart
 }
 
-extension Store: ActionReceiver {
-    func makeRoute(_ members: [any StoreEntry], dependencies: [[Int]]) -> any AnyRoute {
-        let receivers = members.map { member -> any ActionReceiver<Action> in
-            guard let receiver = member as? any ActionReceiver<Action> else {
-                preconditionFailure("DispatchStore: route for \(Action.self) given store '\(member.identifier)'")
-            }
-            return receiver
-        }
-        return Route(receivers: receivers, dependencies: dependencies)
-    }
-
-    func makeSingleRoute() -> any AnyRoute {
-        Route<Action>(receivers: [self], dependencies: [[]])
-    }
-}
-
 /// The stores an action reaches, in the order their operations start.
-protocol AnyRoute: AnyObject, Sendable {
-    var storeIdentifiers: [String] { get }
-}
-
-final class Route<Action: ActionType>: AnyRoute {
+final class Route: Sendable {
     /// The stores, ordered so that every store comes after the ones it waits for.
-    let receivers: [any ActionReceiver<Action>]
+    let receivers: [any StoreEntry]
     /// For each receiver, the indices of the receivers it waits for, directly or through other
     /// stores' `waitsFor`.
     let dependencies: [[Int]]
     let storeIdentifiers: [String]
+    /// Whether some receiver waits for another.
+    let hasDependencies: Bool
 
-    init(receivers: [any ActionReceiver<Action>], dependencies: [[Int]]) {
+    init(receivers: [any StoreEntry], dependencies: [[Int]]) {
         self.receivers = receivers
         self.dependencies = dependencies
         self.storeIdentifiers = receivers.map(\.identifier)
+        self.hasDependencies = dependencies.contains { !$0.isEmpty }
     }
+}
+
+/// Calls `body` with a pointer to the value inside `action` (valid during the call).
+func withUnsafeActionPointer<Result>(
+    to action: any ActionType,
+    _ body: (UnsafeRawPointer) throws -> Result
+) rethrows -> Result {
+    func open<Action: ActionType>(_ action: Action) throws -> Result {
+        try withUnsafePointer(to: action) { try body(UnsafeRawPointer($0)) }
+    }
+    return try open(action)
 }

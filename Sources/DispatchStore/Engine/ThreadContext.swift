@@ -10,50 +10,74 @@ import Darwin
 
 /// Per-thread scratch state the dispatcher uses on its hot paths.
 ///
-/// Only the owning thread reads or writes an instance, so it needs no lock. It is reached through a
-/// pthread key (a few nanoseconds) rather than `Thread.current.threadDictionary`.
-final class ThreadContext {
+/// A plain struct behind a pthread key, reached in a few nanoseconds without reference counting
+/// (`Thread.current.threadDictionary` costs far more). Only the owning thread reads or writes it.
+struct ThreadContext {
     /// What happened when the default `Reducer.operation(for:in:)` ran inline.
     enum InlineResult {
         /// Nothing ran inline.
         case none
-        /// `reduce(_:into:)` ran under the store's lock; `notified` tells whether a notification was queued.
+        /// `reduce(_:into:)` ran under the store's lock; `notified` tells whether a change was queued.
         case reduced(notified: Bool)
         /// The store's lock is already held by this thread: the dispatch is re-entrant.
         case reentrant
     }
 
-    /// The store whose reducer the dispatcher is asking for an operation on this thread, if any.
-    var inlineStore: ObjectIdentifier?
-    /// Set by the default `Reducer.operation(for:in:)` when it ran inline for `inlineStore`.
-    var inlineResult = InlineResult.none
-    /// How many observer deliveries this thread is inside (observers may dispatch and deliver again).
-    var deliveryDepth = 0
-    /// Whether this is the process's main thread (computed once; `Thread.isMainThread` is slow on Linux).
-    let isMainThread: Bool
-
-    private init() {
-        isMainThread = Thread.isMainThread
+    struct State {
+        var inlineStore: ObjectIdentifier?
+        var inlineResult = InlineResult.none
+        var deliveryDepth = 0
+        let isMainThread: Bool
     }
 
-    /// The calling thread's context, created on first use and released when the thread exits.
+    private let state: UnsafeMutablePointer<State>
+
+    /// The calling thread's context, created on first use and freed when the thread exits.
     static var current: ThreadContext {
         if let raw = pthread_getspecific(threadContextKey) {
-            return Unmanaged<ThreadContext>.fromOpaque(raw).takeUnretainedValue()
+            return ThreadContext(state: raw.assumingMemoryBound(to: State.self))
         }
-        let context = ThreadContext()
-        pthread_setspecific(threadContextKey, Unmanaged.passRetained(context).toOpaque())
-        return context
+        let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+        state.initialize(to: State(isMainThread: Thread.isMainThread))
+        pthread_setspecific(threadContextKey, state)
+        return ThreadContext(state: state)
+    }
+
+    /// The store whose reducer the dispatcher is asking for an operation on this thread, if any.
+    var inlineStore: ObjectIdentifier? {
+        get { state.pointee.inlineStore }
+        nonmutating set { state.pointee.inlineStore = newValue }
+    }
+
+    /// Set by the default `Reducer.operation(for:in:)` when it ran inline for `inlineStore`.
+    var inlineResult: InlineResult {
+        get { state.pointee.inlineResult }
+        nonmutating set { state.pointee.inlineResult = newValue }
+    }
+
+    /// How many observer deliveries this thread is inside (observers may dispatch and deliver again).
+    var deliveryDepth: Int {
+        get { state.pointee.deliveryDepth }
+        nonmutating set { state.pointee.deliveryDepth = newValue }
+    }
+
+    /// Whether this is the process's main thread (computed once; `Thread.isMainThread` is slow on Linux).
+    var isMainThread: Bool {
+        state.pointee.isMainThread
     }
 }
 
 #if canImport(Darwin)
 private func releaseThreadContext(_ raw: UnsafeMutableRawPointer) {
-    Unmanaged<ThreadContext>.fromOpaque(raw).release()
+    let state = raw.assumingMemoryBound(to: ThreadContext.State.self)
+    state.deinitialize(count: 1)
+    state.deallocate()
 }
 #else
 private func releaseThreadContext(_ raw: UnsafeMutableRawPointer?) {
-    if let raw { Unmanaged<ThreadContext>.fromOpaque(raw).release() }
+    guard let state = raw?.assumingMemoryBound(to: ThreadContext.State.self) else { return }
+    state.deinitialize(count: 1)
+    state.deallocate()
 }
 #endif
 

@@ -7,7 +7,7 @@ import Foundation
 /// A run suspends when an operation does not finish right away and is resumed by that operation's
 /// finish, on its executor: the waiting caller for `.sync`, its lane otherwise. Only one thread
 /// drives a run at a time (`isDriving`).
-final class TransactionRun<Action: ActionType>: LaneJob, TransactionControl, @unchecked Sendable {
+final class TransactionRun: LaneJob, TransactionControl, @unchecked Sendable {
     // @unchecked: the mutable state below is guarded by `lock`; the rest is immutable after init.
 
     enum Executor: Sendable {
@@ -40,8 +40,8 @@ final class TransactionRun<Action: ActionType>: LaneJob, TransactionControl, @un
     }
 
     private unowned let dispatcher: Dispatcher
-    private let action: Action
-    private let route: Route<Action>?
+    private let action: any ActionType
+    private let route: Route?
     private let middleware: [any Middleware]
     private let completion: (@Sendable (DispatchResult) -> Void)?
     private let timeout: Duration?
@@ -61,8 +61,8 @@ final class TransactionRun<Action: ActionType>: LaneJob, TransactionControl, @un
 
     init(
         dispatcher: Dispatcher,
-        action: Action,
-        route: Route<Action>?,
+        action: any ActionType,
+        route: Route?,
         transaction: Transaction,
         middleware: [any Middleware],
         timeout: Duration?,
@@ -188,8 +188,10 @@ final class TransactionRun<Action: ActionType>: LaneJob, TransactionControl, @un
         for middleware in middleware {
             middleware.willDispatch(transaction: transaction, action: transaction.action, in: receiver)
         }
-        let start = receiver.beginUnit(action, dependencies: dependencies, context: context) {
-            { [self] status in unitFinished(index, status: status) }
+        let start = withUnsafeActionPointer(to: action) { action in
+            receiver.beginUnit(action, dependencies: dependencies, context: context) {
+                { [self] status in unitFinished(index, status: status) }
+            }
         }
         // A cancel or a timeout may have come while the operation started, before it was recorded
         // here for them to find: then cancel it now.

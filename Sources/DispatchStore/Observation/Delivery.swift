@@ -6,28 +6,57 @@
 final class DeliveryCursor<State, Action> {
     /// The change being delivered, if any.
     var change: StateChange<State, Action>?
-    /// The observers snapshot taken when `change` was dequeued.
-    var set = ObserverSet<State, Action>()
-    /// The next whole-state observer to call.
-    var observerIndex = 0
-    /// The key-path subscriptions whose value changed with `change`.
-    var changedKeyPaths: [any KeyPathSubscribers<State>] = []
-    /// The next changed key-path subscription, and the next callback in it.
-    var keyPathIndex = 0
-    var callbackIndex = 0
-    /// Incremented whenever a new change starts, so a loop can tell that a nested delivery moved on.
-    var generation: UInt64 = 0
-    /// Whether an observer bound to a released object was skipped (and should be removed).
-    var sawReleasedObserver = false
+    /// The subscriptions snapshot taken when `change` was dequeued.
+    var observers = ObserverSet.empty
+    /// The ranges of `observers.entries` to call for `change`: the whole-state observers and the
+    /// groups whose value changed.
+    var ranges: [Range<Int>] = []
+    /// The position, behind a pointer: read and written once per observer call, it should not pay
+    /// for a dynamic exclusivity check each time.
+    let position: UnsafeMutablePointer<Position>
 
-    func start(_ change: StateChange<State, Action>, observers: ObserverSet<State, Action>) {
+    struct Position {
+        /// The range being called, and the next entry to call in it.
+        var range = 0
+        var index = 0
+        /// Incremented whenever a new change starts, so a loop can tell that a nested delivery moved on.
+        var generation: UInt64 = 0
+        /// Whether an observer bound to a released object was skipped (and should be removed).
+        var sawReleasedObserver = false
+    }
+
+    init() {
+        position = .allocate(capacity: 1)
+        position.initialize(to: Position())
+    }
+
+    deinit {
+        position.deinitialize(count: 1)
+        position.deallocate()
+    }
+
+    /// Starts delivering `change` to `observers`: evaluates each key-path group once.
+    func start(_ change: StateChange<State, Action>, observers: ObserverSet) {
         self.change = change
-        set = observers
-        observerIndex = 0
-        keyPathIndex = 0
-        callbackIndex = 0
-        generation &+= 1
-        changedKeyPaths =
-            observers.keyPaths.isEmpty ? [] : observers.keyPaths.filter { $0.valueChanged(in: change.state) }
+        self.observers = observers
+        ranges = observers.stateObserverCount > 0 ? [0..<observers.stateObserverCount] : []
+        if !observers.groups.isEmpty {
+            withUnsafePointer(to: change.state) { state in
+                for (group, range) in zip(observers.groups, observers.groupRanges)
+                where group.update(UnsafeRawPointer(state)) {
+                    ranges.append(range)
+                }
+            }
+        }
+        position.pointee.range = 0
+        position.pointee.index = ranges.first?.lowerBound ?? 0
+        position.pointee.generation &+= 1
+    }
+
+    /// Ends the current change.
+    func finish() {
+        change = nil
+        observers = ObserverSet.empty
+        ranges = []
     }
 }

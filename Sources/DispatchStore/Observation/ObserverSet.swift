@@ -1,123 +1,141 @@
-/// One whole-state observer.
-struct StateObserver<State, Action> {
+/// One subscription to a store's changes.
+///
+/// Not generic: the delivery loop walks an array of these, and generic code that is not
+/// specialised for the caller's types would look up runtime metadata on every element. The
+/// typed work sits in `call`, a closure built by the `@inlinable` subscribe methods, so the
+/// caller's module compiles it for its concrete state and action types.
+@usableFromInline
+final class ObserverEntry {
+    /// Calls the subscriber with pointers to the state and to the action (`nil` for a restore or an
+    /// update outside any operation), valid during the call.
+    @usableFromInline
+    typealias Call = (_ state: UnsafeRawPointer, _ action: UnsafeRawPointer?) -> Void
+
     let id: UInt64
     /// The object whose lifetime bounds the subscription, for `register(observer:callback:)`.
     weak var object: AnyObject?
     /// Whether `object` was given: such an observer ends when the object is released.
     let isBoundToObject: Bool
-    let callback: @Sendable (State, Action?) -> Void
+    /// For a key-path subscription, the group that tells whether the value changed.
+    let group: KeyPathGroup?
+    let call: Call
+
+    @usableFromInline
+    init(id: UInt64, object: AnyObject?, group: KeyPathGroup?, call: @escaping Call) {
+        self.id = id
+        self.object = object
+        self.isBoundToObject = object != nil
+        self.group = group
+        self.call = call
+    }
 }
 
-/// The subscriptions to one key path of the state: callbacks called only when the value changes.
-protocol KeyPathSubscribers<State>: AnyObject {
-    associatedtype State
-    var keyPath: AnyKeyPath { get }
-    var count: Int { get }
-    func removing(id: UInt64) -> (any KeyPathSubscribers<State>)?
-    /// Compares the value in `state` with the last one delivered; records it and returns `true` when
-    /// it changed. Called only under the store's delivery lock.
-    func valueChanged(in state: State) -> Bool
-    /// Calls callback `index` with the value recorded by the last `valueChanged(in:)` that returned `true`.
-    func deliver(at index: Int)
+/// The subscriptions to one key path of the state: one comparison per change for all of them.
+///
+/// `changed` is only touched under the store's delivery lock.
+@usableFromInline
+final class KeyPathGroup {
+    /// Compares the value in the state (given by pointer) with the last one delivered; records it
+    /// and returns `true` when it differs.
+    @usableFromInline
+    typealias Update = (_ state: UnsafeRawPointer) -> Bool
+
+    let keyPath: AnyKeyPath
+    /// The typed last and current values (a `KeyPathValues`), for subscriptions joining later.
+    @usableFromInline
+    let values: AnyObject
+    let update: Update
+    @usableFromInline
+    init(keyPath: AnyKeyPath, values: AnyObject, update: @escaping Update) {
+        self.keyPath = keyPath
+        self.values = values
+        self.update = update
+    }
 }
 
-/// The last value delivered for one key path; touched only under the store's delivery lock.
-final class DeliveredValue<Value> {
-    var last: Value
-    var current: Value
+/// The last value delivered for a key path and the value of the change being delivered.
+///
+/// Touched only under the store's delivery lock, or under its state lock before the group is
+/// published. Behind pointers, so that reading them skips the dynamic exclusivity check.
+@usableFromInline
+final class KeyPathValues<Value> {
+    @usableFromInline
+    let last: UnsafeMutablePointer<Value>
+    @usableFromInline
+    let current: UnsafeMutablePointer<Value>
 
+    @usableFromInline
     init(_ value: Value) {
-        last = value
-        current = value
+        last = .allocate(capacity: 1)
+        last.initialize(to: value)
+        current = .allocate(capacity: 1)
+        current.initialize(to: value)
+    }
+
+    deinit {
+        last.deinitialize(count: 1)
+        last.deallocate()
+        current.deinitialize(count: 1)
+        current.deallocate()
     }
 }
 
-final class KeyPathSubscription<State, Value: Equatable>: KeyPathSubscribers {
-    let path: KeyPath<State, Value>
-    let delivered: DeliveredValue<Value>
-    let callbacks: [(id: UInt64, callback: @Sendable (Value) -> Void)]
+/// An immutable snapshot of a store's subscriptions, replaced whenever one is added or removed.
+///
+/// The whole-state observers come first, in the order they were made; then the members of each
+/// key-path group, together. A change then visits only the groups whose value changed.
+final class ObserverSet: @unchecked Sendable {
+    // @unchecked: immutable after init; the entries and groups it refers to are only used under
+    // their store's locks.
 
-    init(
-        path: KeyPath<State, Value>,
-        delivered: DeliveredValue<Value>,
-        callbacks: [(id: UInt64, callback: @Sendable (Value) -> Void)]
-    ) {
-        self.path = path
-        self.delivered = delivered
-        self.callbacks = callbacks
-    }
+    /// The subscriptions, in delivery order.
+    let entries: [ObserverEntry]
+    /// The same entries without reference counting, for the delivery loop (`entries` keeps them alive).
+    let unretainedEntries: [Unmanaged<ObserverEntry>]
+    /// How many whole-state observers lead `entries`.
+    let stateObserverCount: Int
+    /// The key-path groups, and the range of `entries` holding each one's members.
+    let groups: [KeyPathGroup]
+    let groupRanges: [Range<Int>]
 
-    var keyPath: AnyKeyPath {
-        path
-    }
-
-    var count: Int {
-        callbacks.count
-    }
-
-    func adding(id: UInt64, callback: @escaping @Sendable (Value) -> Void) -> KeyPathSubscription {
-        KeyPathSubscription(path: path, delivered: delivered, callbacks: callbacks + [(id, callback)])
-    }
-
-    func removing(id: UInt64) -> (any KeyPathSubscribers<State>)? {
-        let remaining = callbacks.filter { $0.id != id }
-        return remaining.isEmpty ? nil : KeyPathSubscription(path: path, delivered: delivered, callbacks: remaining)
-    }
-
-    func valueChanged(in state: State) -> Bool {
-        let value = state[keyPath: path]
-        if value == delivered.last { return false }
-        delivered.last = value
-        delivered.current = value
-        return true
-    }
-
-    func deliver(at index: Int) {
-        callbacks[index].callback(delivered.current)
-    }
-}
-
-/// An immutable snapshot of a store's observers, replaced whenever one is added or removed.
-final class ObserverSet<State, Action> {
-    let observers: [StateObserver<State, Action>]
-    let keyPaths: [any KeyPathSubscribers<State>]
-    let isEmpty: Bool
-
-    init(observers: [StateObserver<State, Action>] = [], keyPaths: [any KeyPathSubscribers<State>] = []) {
-        self.observers = observers
-        self.keyPaths = keyPaths
-        self.isEmpty = observers.isEmpty && keyPaths.isEmpty
-    }
-
-    func adding(_ observer: StateObserver<State, Action>) -> ObserverSet {
-        ObserverSet(observers: observers + [observer], keyPaths: keyPaths)
-    }
-
-    func replacingKeyPaths(_ keyPaths: [any KeyPathSubscribers<State>]) -> ObserverSet {
-        ObserverSet(observers: observers, keyPaths: keyPaths)
-    }
-
-    /// The set without the observers matching `shouldRemove`, or `nil` when none matched.
-    func removingObservers(where shouldRemove: (StateObserver<State, Action>) -> Bool) -> ObserverSet? {
-        let remaining = observers.filter { !shouldRemove($0) }
-        return remaining.count == observers.count ? nil : ObserverSet(observers: remaining, keyPaths: keyPaths)
-    }
-
-    /// The set without subscription `id`, or `nil` when it holds no such subscription.
-    func removing(id: UInt64) -> ObserverSet? {
-        if let set = removingObservers(where: { $0.id == id }) { return set }
-        for (index, group) in keyPaths.enumerated() where group.count > 0 {
-            guard let smaller = group.removing(id: id) else {
-                var groups = keyPaths
-                groups.remove(at: index)
-                return replacingKeyPaths(groups)
-            }
-            if smaller.count != group.count {
-                var groups = keyPaths
-                groups[index] = smaller
-                return replacingKeyPaths(groups)
-            }
+    init(entries: [ObserverEntry] = []) {
+        var ordered = entries.filter { $0.group == nil }
+        stateObserverCount = ordered.count
+        var groups: [KeyPathGroup] = []
+        for entry in entries {
+            if let group = entry.group, !groups.contains(where: { $0 === group }) { groups.append(group) }
         }
-        return nil
+        var ranges: [Range<Int>] = []
+        for group in groups {
+            let start = ordered.count
+            ordered += entries.filter { $0.group === group }
+            ranges.append(start..<ordered.count)
+        }
+        self.entries = ordered
+        self.unretainedEntries = ordered.map { Unmanaged.passUnretained($0) }
+        self.groups = groups
+        self.groupRanges = ranges
+    }
+
+    /// The set without subscriptions.
+    static let empty = ObserverSet()
+
+    var isEmpty: Bool {
+        entries.isEmpty
+    }
+
+    func adding(_ entry: ObserverEntry) -> ObserverSet {
+        ObserverSet(entries: entries + [entry])
+    }
+
+    /// The set without the entries matching `shouldRemove`, or `nil` when none matched.
+    func removing(where shouldRemove: (ObserverEntry) -> Bool) -> ObserverSet? {
+        let remaining = entries.filter { !shouldRemove($0) }
+        return remaining.count == entries.count ? nil : ObserverSet(entries: remaining)
+    }
+
+    /// The existing group for `keyPath`, if some subscription watches it.
+    func group(for keyPath: AnyKeyPath) -> KeyPathGroup? {
+        groups.first { $0.keyPath == keyPath }
     }
 }

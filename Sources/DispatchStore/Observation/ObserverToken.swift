@@ -5,6 +5,7 @@
 public final class ObserverToken: Sendable {
     private let cancellation: Cancellation
 
+    @usableFromInline
     init(_ cancellation: Cancellation) {
         self.cancellation = cancellation
     }
@@ -29,6 +30,7 @@ public final class ObserverToken: Sendable {
 public final class Subscription: Sendable {
     private let cancellation: Cancellation
 
+    @usableFromInline
     init(_ cancellation: Cancellation) {
         self.cancellation = cancellation
     }
@@ -52,9 +54,11 @@ public final class Subscription: Sendable {
 }
 
 /// An action that runs at most once.
+@usableFromInline
 final class Cancellation: Sendable {
     private let action: Locked<(@Sendable () -> Void)?>
 
+    @usableFromInline
     init(_ action: @escaping @Sendable () -> Void) {
         self.action = Locked(action)
     }
@@ -74,6 +78,7 @@ final class Cancellation: Sendable {
 
 private let subscriptionIDs = Locked<UInt64>(0)
 
+@usableFromInline
 func nextSubscriptionID() -> UInt64 {
     subscriptionIDs.withLock { value in
         value += 1
