@@ -39,8 +39,10 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     private let deliveryLock = Lock(.recursive)
     private let cursor = DeliveryCursor<State, Action>()
 
-    /// The state, guarded by `lock`. Behind a pointer so that mutating it skips the dynamic
-    /// exclusivity check, which the lock makes redundant.
+    /// The state, guarded by `lock`.
+    ///
+    /// Behind a pointer so that mutating it skips the dynamic exclusivity check, which the lock
+    /// makes redundant.
     private let storage: UnsafeMutablePointer<State>
     // Guarded by `lock`.
     private var operationsInFlight = 0
@@ -280,6 +282,8 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// Adds a key-path subscription, joining the group of subscriptions to the same key path.
     ///
     /// - Parameters:
+    ///   - id: The subscription's identifier.
+    ///   - keyPath: The key path it watches.
     ///   - makeGroup: Creates the group from the current state, when no subscription watches the
     ///     key path yet. Called under the store's lock.
     ///   - makeCall: Creates the subscription's call for the group. Called under the store's lock.
