@@ -29,13 +29,13 @@ struct Repetition {
 /// The measured result of a scenario.
 struct Measurement {
     let scenario: Scenario
+    /// The median over the timed rounds.
     let nanosecondsPerOperation: Double
+    /// The baseline's median, when the scenario has one.
     var baselineNanoseconds: Double?
+    /// The median of the per-round ratios to the baseline measured in the same round.
+    var ratio: Double?
     var notes: String
-
-    var ratio: Double? {
-        baselineNanoseconds.map { nanosecondsPerOperation / $0 }
-    }
 
     var meetsTarget: Bool? {
         guard let target = scenario.target, let ratio else { return nil }
@@ -43,30 +43,48 @@ struct Measurement {
     }
 }
 
-/// Runs a scenario: one warm-up, then `repetitions` timed runs; the median of ns/op.
-func measure(_ scenario: Scenario, repetitions: Int) throws -> Measurement {
+/// Runs every scenario once per round, one warm-up round and then `rounds` timed ones, so that a
+/// slow phase of a noisy machine affects a scenario and its baseline alike. Each result is checked.
+func measure(_ scenarios: [Scenario], rounds: Int, progress: (String) -> Void) throws -> [Measurement] {
     let clock = ContinuousClock()
-    var samples: [Double] = []
-    var notes = ""
-    for round in 0...repetitions {
-        let repetition = scenario.prepare()
-        let elapsed = clock.measure(repetition.run)
-        if let problem = repetition.check() {
-            throw BenchmarkFailure(message: "\(scenario.id) produced a wrong result: \(problem)")
-        }
-        notes = repetition.notes()
-        if round > 0 {  // round 0 is the warm-up
+    var samples: [String: [Double]] = [:]
+    var notes: [String: String] = [:]
+    for round in 0...rounds {
+        progress(round == 0 ? "warm-up round" : "round \(round) of \(rounds)")
+        for scenario in scenarios {
+            let repetition = scenario.prepare()
+            let elapsed = clock.measure(repetition.run)
+            if let problem = repetition.check() {
+                throw BenchmarkFailure(message: "\(scenario.id) produced a wrong result: \(problem)")
+            }
+            notes[scenario.id] = repetition.notes()
+            guard round > 0 else { continue }
             let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-            samples.append(nanoseconds / Double(scenario.operations))
+            samples[scenario.id, default: []].append(nanoseconds / Double(scenario.operations))
         }
     }
-    samples.sort()
-    return Measurement(
-        scenario: scenario,
-        nanosecondsPerOperation: samples[samples.count / 2],
-        baselineNanoseconds: nil,
-        notes: notes
-    )
+    return scenarios.map { scenario in
+        let own = samples[scenario.id] ?? []
+        var measurement = Measurement(
+            scenario: scenario,
+            nanosecondsPerOperation: median(own),
+            baselineNanoseconds: nil,
+            ratio: nil,
+            notes: notes[scenario.id] ?? ""
+        )
+        if let baseline = scenario.baseline, let reference = samples[baseline] {
+            measurement.baselineNanoseconds = median(reference)
+            measurement.ratio = median(zip(own, reference).map { $0 / $1 })
+        }
+        return measurement
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted.count.isMultiple(of: 2)
+        ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
 }
 
 struct BenchmarkFailure: Error, CustomStringConvertible {

@@ -35,7 +35,8 @@ while let argument = arguments.popFirst() {
 
               --json           print a JSON array of {id, ns_per_op, baseline, ratio} instead of a table
               --scale F        multiply every operation count by F (for example 0.01 for a quick run)
-              --repetitions N  timed repetitions per scenario after one warm-up (default 5)
+              --repetitions N  timed rounds after one warm-up round (default 5); each round runs every
+                               scenario once, and a ratio is the median of the per-round ratios
               --only IDS       run only these scenarios (their baselines run too)
 
             Build with -c release: swift run -c release dispatch-bench
@@ -57,17 +58,10 @@ let wanted: [Scenario] = {
     return all.filter { only.contains($0.id) || baselines.contains($0.id) || second.contains($0.id) }
 }()
 
-var results: [String: Measurement] = [:]
-var ordered: [Measurement] = []
+let ordered: [Measurement]
 do {
-    for scenario in wanted {
-        if !json { FileHandle.standardError.write(Data("running \(scenario.id)...\n".utf8)) }
-        var measurement = try measure(scenario, repetitions: repetitions)
-        if let baseline = scenario.baseline {
-            measurement.baselineNanoseconds = results[baseline]?.nanosecondsPerOperation
-        }
-        results[scenario.id] = measurement
-        ordered.append(measurement)
+    ordered = try measure(wanted, rounds: repetitions) { step in
+        if !json { FileHandle.standardError.write(Data("dispatch-bench: \(step)\n".utf8)) }
     }
 } catch {
     FileHandle.standardError.write(Data("dispatch-bench: \(error)\n".utf8))
@@ -81,6 +75,8 @@ if json {
             "ns_per_op": (measurement.nanosecondsPerOperation * 100).rounded() / 100,
             "baseline": measurement.scenario.baseline ?? measurement.scenario.id,
             "ratio": ((measurement.ratio ?? 1) * 1000).rounded() / 1000,
+            "baseline_ns_per_op": measurement.baselineNanoseconds.map { ($0 * 100).rounded() / 100 } as Any?
+                ?? NSNull(),
             "target": measurement.scenario.target as Any? ?? NSNull(),
             "operations": measurement.scenario.operations,
             "summary": measurement.scenario.summary,

@@ -29,6 +29,7 @@ public final class Dispatcher: @unchecked Sendable {
     private var transactionIDLimit: UInt64 = 0
 
     private let idle = IdleMonitor()
+    private let contextKey = ThreadContext.Key.shared
     let serialLane: Lane
     let concurrentLane: Lane
     let mainLane: Lane
@@ -180,6 +181,7 @@ public final class Dispatcher: @unchecked Sendable {
     ///   an observer; it reports a re-entrant call made while the same store's state is being updated
     ///   on this thread (``DispatchError/Code/reentrantDispatch``).
     @discardableResult
+    @inlinable
     public func dispatch<Action: ActionType>(
         _ action: Action,
         to identifier: String? = nil,
@@ -187,49 +189,79 @@ public final class Dispatcher: @unchecked Sendable {
         timeout: Duration? = nil,
         then completion: (@Sendable (DispatchResult) -> Void)? = nil
     ) -> Transaction {
+        // Inlined, so that the caller's module specialises this part for `Action`; the rest is not
+        // generic and costs no runtime type lookups.
+        withUnsafePointer(to: action) { pointer in
+            dispatch(
+                pointer: UnsafeRawPointer(pointer),
+                action: action,
+                type: ObjectIdentifier(Action.self),
+                to: identifier,
+                mode: mode,
+                timeout: timeout,
+                then: completion
+            )
+        }
+    }
+
+    /// Dispatches the action at `pointer`, whose type is `type` (`action` is the same value, boxed).
+    @usableFromInline
+    func dispatch(
+        pointer: UnsafeRawPointer,
+        action: any ActionType,
+        type: ObjectIdentifier,
+        to identifier: String?,
+        mode: DispatchMode,
+        timeout: Duration?,
+        then completion: (@Sendable (DispatchResult) -> Void)?
+    ) -> Transaction {
+        // Everything read from the registry is read under the lock, so the snapshot itself need
+        // not be retained.
         lock.lock()
-        let registry = self.registry
         if nextTransactionID == transactionIDLimit {
             nextTransactionID = reserveTransactionIDs()
             transactionIDLimit = nextTransactionID + transactionIDBlockSize
         }
         let id = nextTransactionID
         nextTransactionID += 1
+        // An empty array literal shares the immortal empty storage: no reference counting.
+        let middleware = registry.middleware.isEmpty ? [] : registry.middleware
+        var route: Route?
+        var routed = true
+        if let identifier {
+            route = registry.routesByIdentifier[identifier]
+            routed = route != nil
+        } else {
+            route = registry.route(for: type)
+        }
         lock.unlock()
 
-        var route: Route?
         var routingError: DispatchError?
         if let identifier {
-            if let candidate = registry.routesByIdentifier[identifier] {
-                if ObjectIdentifier(candidate.receivers[0].actionType) == ObjectIdentifier(Action.self) {
-                    route = candidate
-                } else {
-                    let expected = "\(candidate.receivers[0].actionType)"
-                    routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
-                }
-            } else {
+            if let candidate = route, ObjectIdentifier(candidate.receivers[0].actionType) != type {
+                let expected = "\(candidate.receivers[0].actionType)"
+                routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
+                route = nil
+            } else if !routed {
                 routingError = .unknownStore(identifier, action: "\(action)")
             }
-        } else if let candidate = registry.routesByActionType[ObjectIdentifier(Action.self)] {
-            route = candidate
-        } else {
-            routingError = .unhandled(action: "\(action)", type: "\(Action.self)")
+        } else if route == nil {
+            routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
         }
 
-        let anyAction: any ActionType = action
         let transaction = Transaction(
             id: id,
-            action: anyAction,
+            action: action,
             mode: mode,
-            storeIdentifiers: route?.storeIdentifiers ?? [],
+            route: route,
             targetIdentifier: identifier
         )
-        if mode == .sync, let route, route.receivers.count == 1 {
+        if mode == .sync, let route = transaction.route, route.receivers.count == 1 {
             runSingleStoreOnCaller(
-                action,
-                receiver: route.receivers[0],
+                pointer,
+                route: route,
                 transaction: transaction,
-                middleware: registry.middleware,
+                middleware: middleware,
                 timeout: timeout,
                 completion: completion
             )
@@ -244,10 +276,10 @@ public final class Dispatcher: @unchecked Sendable {
             }
         let run = TransactionRun(
             dispatcher: self,
-            action: anyAction,
+            action: action,
             route: route,
             transaction: transaction,
-            middleware: registry.middleware,
+            middleware: middleware,
             timeout: timeout,
             routingError: routingError,
             executor: lane.map { .lane($0) } ?? .caller(DispatchSemaphore(value: 0)),
@@ -267,25 +299,26 @@ public final class Dispatcher: @unchecked Sendable {
 
     /// The `.sync` path for an action that reaches one store: no allocation when its reducer
     /// reduces inline and nobody listens.
-    private func runSingleStoreOnCaller<Action: ActionType>(
-        _ action: Action,
-        receiver: any StoreEntry,
-        transaction: Transaction,
+    private func runSingleStoreOnCaller(
+        _ action: UnsafeRawPointer,
+        route: Route,
+        transaction: borrowing Transaction,
         middleware: [any Middleware],
         timeout: Duration?,
         completion: (@Sendable (DispatchResult) -> Void)?
     ) {
-        for middleware in middleware {
-            middleware.willDispatch(transaction: transaction, action: transaction.action, in: receiver)
+        if !middleware.isEmpty {
+            for middleware in middleware {
+                middleware.willDispatch(transaction: transaction, action: transaction.action, in: route.first)
+            }
         }
         var waiter: OperationWaiter?
-        let start = withUnsafePointer(to: action) { action in
-            receiver.beginUnit(UnsafeRawPointer(action), dependencies: [], context: ThreadContext.current) {
-                let created = OperationWaiter()
-                waiter = created
-                return { status in
-                    if !created.deliver(status) { receiver.deliverPendingChanges() }
-                }
+        let start = route.first.beginUnit(action, dependencies: [], context: ThreadContext.current(key: contextKey)) {
+            let created = OperationWaiter()
+            waiter = created
+            let receiver = route.first
+            return { status in
+                if !created.deliver(status) { receiver.deliverPendingChanges() }
             }
         }
         var status = start.status ?? .cancelled
@@ -297,16 +330,16 @@ public final class Dispatcher: @unchecked Sendable {
                 status = finished
             } else {
                 start.operation?.cancel()
-                error = .timedOut([receiver.identifier], after: timeout ?? .zero)
+                error = .timedOut([route.first.identifier], after: timeout ?? .zero)
             }
         }
-        if needsDelivery { receiver.deliverPendingChanges() }
-        for middleware in middleware {
-            middleware.didDispatch(transaction: transaction, action: transaction.action, in: receiver)
-        }
+        if needsDelivery { route.first.deliverPendingChanges() }
         guard completion != nil || !middleware.isEmpty else { return }
-        let outcome = StoreOutcome(storeIdentifier: receiver.identifier, status: status)
-        let result = DispatchResult(transaction: transaction, outcomes: [outcome], error: error)
+        for middleware in middleware {
+            middleware.didDispatch(transaction: transaction, action: transaction.action, in: route.first)
+        }
+        let outcome = StoreOutcome(storeIdentifier: route.first.identifier, status: status)
+        let result = DispatchResult(transaction: copy transaction, outcomes: [outcome], error: error)
         for middleware in middleware {
             middleware.didFinish(result, in: self)
         }

@@ -36,6 +36,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// Creation order, the canonical order for locking several stores at once.
     let sequence: UInt64
     let lock = Lock(.errorChecking)
+    private let contextKey = ThreadContext.Key.shared
     private let deliveryLock = Lock(.recursive)
     private let cursor = DeliveryCursor<State, Action>()
 
@@ -324,7 +325,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// - Returns: The store's already-finished placeholder operation, or `nil` when the call does not
     ///   come from the dispatcher (the caller then builds a real operation).
     func reduceInline(_ action: Action, with reducer: Reducer<State, Action>) -> ActionOperation<State, Action>? {
-        let context = ThreadContext.current
+        let context = ThreadContext.current(key: contextKey)
         guard context.inlineStore == ObjectIdentifier(self) else { return nil }
         guard lock.lockUnlessOwned() else {
             context.inlineResult = .reentrant

@@ -10,25 +10,32 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let action: any ActionType
     /// The mode the action was dispatched in.
     public let mode: DispatchMode
-    /// The identifiers of the stores the action reaches, in the order their operations start;
-    /// empty when no store handles it.
-    public let storeIdentifiers: [String]
     /// The identifier passed as `to:`, when the dispatch named one store.
     public let targetIdentifier: String?
-    weak var control: (any TransactionControl)?
+    /// The route the action took, `nil` when no store handles it.
+    let route: Route?
+    /// The run that executes the transaction, for `cancel()`; `nil` once nothing can be cancelled.
+    /// Strong: the run keeps a copy without it, so there is no cycle.
+    var control: (any TransactionControl)?
 
     init(
         id: UInt64,
         action: any ActionType,
         mode: DispatchMode,
-        storeIdentifiers: [String],
+        route: Route?,
         targetIdentifier: String?
     ) {
         self.id = id
         self.action = action
         self.mode = mode
-        self.storeIdentifiers = storeIdentifiers
+        self.route = route
         self.targetIdentifier = targetIdentifier
+    }
+
+    /// The identifiers of the stores the action reaches, in the order their operations start;
+    /// empty when no store handles it.
+    public var storeIdentifiers: [String] {
+        route?.storeIdentifiers ?? []
     }
 
     /// Cancels the transaction's operations that have not finished yet.

@@ -8,6 +8,9 @@ final class Registry: @unchecked Sendable {
     let stores: [any StoreEntry]
     let storesByIdentifier: [String: any StoreEntry]
     let routesByActionType: [ObjectIdentifier: Route]
+    /// The same routes as a short array, searched linearly: comparing a few pointers is cheaper
+    /// than hashing. Empty when there are many action types (the dictionary is used then).
+    private let routeList: [(ObjectIdentifier, Route)]
     let routesByIdentifier: [String: Route]
     let middleware: [any Middleware]
 
@@ -32,6 +35,19 @@ final class Registry: @unchecked Sendable {
             routes[key] = Registry.route(for: groups[key] ?? [], in: stores, byIdentifier: byIdentifier)
         }
         self.routesByActionType = routes
+        self.routeList = routes.count <= 8 ? groupOrder.compactMap { key in routes[key].map { (key, $0) } } : []
+    }
+
+    /// The route of the action type `type`, if some store handles it.
+    @inline(__always)
+    func route(for type: ObjectIdentifier) -> Route? {
+        guard routeList.isEmpty else {
+            for (key, route) in routeList where key == type {
+                return route
+            }
+            return nil
+        }
+        return routesByActionType[type]
     }
 
     func adding(_ store: any StoreEntry) -> Registry {

@@ -57,8 +57,12 @@ final class Route: Sendable {
     let storeIdentifiers: [String]
     /// Whether some receiver waits for another.
     let hasDependencies: Bool
+    /// The first receiver, held directly: a single-store dispatch borrows it from here.
+    let first: any StoreEntry
 
     init(receivers: [any StoreEntry], dependencies: [[Int]]) {
+        precondition(!receivers.isEmpty, "DispatchStore: a route reaches at least one store")
+        self.first = receivers[0]
         self.receivers = receivers
         self.dependencies = dependencies
         self.storeIdentifiers = receivers.map(\.identifier)

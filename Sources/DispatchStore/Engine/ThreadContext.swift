@@ -34,13 +34,27 @@ struct ThreadContext {
 
     /// The calling thread's context, created on first use and freed when the thread exits.
     static var current: ThreadContext {
-        if let raw = pthread_getspecific(threadContextKey) {
+        current(key: Key.shared)
+    }
+
+    /// The calling thread's context, reached through a copy of the shared key (`Key.shared` is a
+    /// lazily initialised global, which costs a check on every access).
+    @inline(__always)
+    static func current(key: Key) -> ThreadContext {
+        if let raw = pthread_getspecific(key.value) {
             return ThreadContext(state: raw.assumingMemoryBound(to: State.self))
         }
         let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
         state.initialize(to: State(isMainThread: Thread.isMainThread))
-        pthread_setspecific(threadContextKey, state)
+        pthread_setspecific(key.value, state)
         return ThreadContext(state: state)
+    }
+
+    /// The pthread key under which each thread's context is kept.
+    struct Key: Sendable {
+        let value: pthread_key_t
+
+        static let shared = Key(value: threadContextKey)
     }
 
     /// The store whose reducer the dispatcher is asking for an operation on this thread, if any.

@@ -46,7 +46,8 @@ final class TransactionRun: LaneJob, TransactionControl, @unchecked Sendable {
     private let completion: (@Sendable (DispatchResult) -> Void)?
     private let timeout: Duration?
     private let routingError: DispatchError?
-    private(set) var transaction: Transaction
+    /// The transaction without its control (which would be a cycle); see `transaction`.
+    private let plainTransaction: Transaction
     let executor: Executor
 
     private let lock = Lock()
@@ -73,14 +74,20 @@ final class TransactionRun: LaneJob, TransactionControl, @unchecked Sendable {
         self.dispatcher = dispatcher
         self.action = action
         self.route = route
-        self.transaction = transaction
+        self.plainTransaction = transaction
         self.middleware = middleware
         self.timeout = timeout
         self.routingError = routingError
         self.executor = executor
         self.completion = completion
         self.units = Array(repeating: Unit(), count: route?.receivers.count ?? 0)
-        self.transaction.control = self
+    }
+
+    /// The transaction as handed out (to the caller, middleware and the completion): able to cancel this run.
+    var transaction: Transaction {
+        var handle = plainTransaction
+        handle.control = self
+        return handle
     }
 
     // MARK: TransactionControl
