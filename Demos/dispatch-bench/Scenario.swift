@@ -43,8 +43,10 @@ struct Measurement {
     }
 }
 
-/// Runs every scenario once per round, one warm-up round and then `rounds` timed ones, so that a
-/// slow phase of a noisy machine affects a scenario and its baseline alike. Each result is checked.
+/// Runs every scenario once per round: one warm-up round, then `rounds` timed ones.
+///
+/// A slow phase of a noisy machine then affects a scenario and its baseline alike. Each result is
+/// checked.
 func measure(_ scenarios: [Scenario], rounds: Int, progress: (String) -> Void) throws -> [Measurement] {
     let clock = ContinuousClock()
     var samples: [String: [Double]] = [:]

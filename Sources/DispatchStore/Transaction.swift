@@ -14,7 +14,8 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let targetIdentifier: String?
     /// The route the action took, `nil` when no store handles it.
     let route: Route?
-    /// The run that executes the transaction, for `cancel()`; `nil` once nothing can be cancelled.
+    /// The run that executes the transaction, for `cancel()`, if it can be cancelled.
+    ///
     /// Strong: the run keeps a copy without it, so there is no cycle.
     var control: (any TransactionControl)?
 

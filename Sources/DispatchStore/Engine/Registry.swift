@@ -8,8 +8,10 @@ final class Registry: @unchecked Sendable {
     let stores: [any StoreEntry]
     let storesByIdentifier: [String: any StoreEntry]
     let routesByActionType: [ObjectIdentifier: Route]
-    /// The same routes as a short array, searched linearly: comparing a few pointers is cheaper
-    /// than hashing. Empty when there are many action types (the dictionary is used then).
+    /// The same routes as a short array, searched linearly.
+    ///
+    /// Comparing a few pointers is cheaper than hashing. Empty when there are many action types
+    /// (the dictionary is used then).
     private let routeList: [(ObjectIdentifier, Route)]
     let routesByIdentifier: [String: Route]
     let middleware: [any Middleware]
