@@ -23,10 +23,13 @@ public final class Dispatcher: @unchecked Sendable {
     public static let `default` = Dispatcher()
 
     private let lock = Lock()
-    // Guarded by `lock`.
-    private var registry = Registry()
-    private var nextTransactionID: UInt64 = 0
-    private var transactionIDLimit: UInt64 = 0
+    // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
+    @exclusivity(unchecked) private var registry = Registry()
+    @exclusivity(unchecked) private var nextTransactionID: UInt64 = 0
+    @exclusivity(unchecked) private var transactionIDLimit: UInt64 = 0
+    /// Registries replaced while transactions might still use their routes, kept until every lane
+    /// is idle: queued runs refer to their route without counting references.
+    @exclusivity(unchecked) private var retiredRegistries: [Registry] = []
 
     private let idle = IdleMonitor()
     private let contextKey = ThreadContext.Key.shared
@@ -39,6 +42,9 @@ public final class Dispatcher: @unchecked Sendable {
         serialLane = Lane(kind: .serial, name: "DispatchStore.serial", idle: idle)
         concurrentLane = Lane(kind: .concurrent, name: "DispatchStore.async", idle: idle)
         mainLane = Lane(kind: .main, name: "DispatchStore.main", idle: idle)
+        for lane in [serialLane, concurrentLane, mainLane] {
+            lane.attach(to: self)
+        }
     }
 
     // MARK: Stores
@@ -64,7 +70,7 @@ public final class Dispatcher: @unchecked Sendable {
                 if let cycle = registry.cycle(registering: store.identifier, waitsFor: store.waitsFor) {
                     throw DispatchError.dependencyCycle(cycle)
                 }
-                registry = registry.adding(store)
+                replaceRegistryLocked(with: registry.adding(store))
                 return registry.middleware
             }
         } catch {
@@ -88,7 +94,7 @@ public final class Dispatcher: @unchecked Sendable {
     public func unregister(identifier: String) -> (any AnyStore)? {
         let (removed, middleware): ((any StoreEntry)?, [any Middleware]) = lock.withLock {
             guard let store = registry.storesByIdentifier[identifier] else { return (nil, []) }
-            registry = registry.removing(identifier: identifier)
+            replaceRegistryLocked(with: registry.removing(identifier: identifier))
             return (store, registry.middleware)
         }
         guard let removed else { return nil }
@@ -115,6 +121,25 @@ public final class Dispatcher: @unchecked Sendable {
         lock.withLock { registry.stores }
     }
 
+    /// Installs a new registry, keeping the old one until the lanes are idle; call with `lock` held.
+    private func replaceRegistryLocked(with newRegistry: Registry) {
+        retiredRegistries.append(registry)
+        registry = newRegistry
+    }
+
+    /// Called by a lane whose last outstanding transaction ended: drops the retired registries once
+    /// no lane has work left that could use their routes.
+    func laneBecameIdle() {
+        let retired: [Registry] = lock.withLock {
+            guard !retiredRegistries.isEmpty,
+                [serialLane, concurrentLane, mainLane].allSatisfy(\.isIdle)
+            else { return [] }
+            defer { retiredRegistries = [] }
+            return retiredRegistries
+        }
+        withExtendedLifetime(retired) {}
+    }
+
     /// The registered stores as the engine sees them, in registration order.
     var storeEntries: [any StoreEntry] {
         lock.withLock { registry.stores }
@@ -126,7 +151,7 @@ public final class Dispatcher: @unchecked Sendable {
     ///
     /// - Parameter middleware: The middleware. It is called from several threads; see ``Middleware``.
     public func register(middleware: any Middleware) {
-        lock.withLock { registry = registry.adding(middleware) }
+        lock.withLock { replaceRegistryLocked(with: registry.adding(middleware)) }
         middleware.didAttach(to: self)
     }
 
@@ -136,7 +161,7 @@ public final class Dispatcher: @unchecked Sendable {
     public func unregister(middleware: AnyObject) {
         let removed: [any Middleware] = lock.withLock {
             let removed = registry.middleware.filter { ($0 as AnyObject) === middleware }
-            if !removed.isEmpty { registry = registry.removing(middleware: middleware) }
+            if !removed.isEmpty { replaceRegistryLocked(with: registry.removing(middleware: middleware)) }
             return removed
         }
         for middleware in removed {
@@ -249,17 +274,17 @@ public final class Dispatcher: @unchecked Sendable {
             routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
         }
 
-        let transaction = Transaction(
-            id: id,
-            action: action,
-            mode: mode,
-            route: route,
-            targetIdentifier: identifier
-        )
-        if mode == .sync, let route = transaction.route, route.receivers.count == 1 {
+        if mode == .sync, let single = route, single.receivers.count == 1 {
+            let transaction = Transaction(
+                id: id,
+                action: action,
+                mode: mode,
+                route: route,
+                targetIdentifier: identifier
+            )
             runSingleStoreOnCaller(
                 pointer,
-                route: route,
+                route: single,
                 transaction: transaction,
                 middleware: middleware,
                 timeout: timeout,
@@ -276,13 +301,15 @@ public final class Dispatcher: @unchecked Sendable {
             }
         let run = TransactionRun(
             dispatcher: self,
+            id: id,
             action: action,
+            mode: mode,
             route: route,
-            transaction: transaction,
+            targetIdentifier: identifier,
             middleware: middleware,
             timeout: timeout,
             routingError: routingError,
-            executor: lane.map { .lane($0) } ?? .caller(DispatchSemaphore(value: 0)),
+            executor: lane.map { .lane($0) } ?? .caller,
             completion: completion
         )
         switch mode {

@@ -45,12 +45,12 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// Behind a pointer so that mutating it skips the dynamic exclusivity check, which the lock
     /// makes redundant.
     private let storage: UnsafeMutablePointer<State>
-    // Guarded by `lock`.
-    private var operationsInFlight = 0
-    private var observerSet = ObserverSet()
-    private var pendingChanges = FIFO<StateChange<State, Action>>()
-    private var inlineMarker: ActionOperation<State, Action>?
-    private var owner: ObjectIdentifier?
+    // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
+    @exclusivity(unchecked) private var operationsInFlight = 0
+    @exclusivity(unchecked) private var observerSet = ObserverSet()
+    private let pendingChanges = FIFO<StateChange<State, Action>>()
+    @exclusivity(unchecked) private var inlineMarker: ActionOperation<State, Action>?
+    @exclusivity(unchecked) private var owner: ObjectIdentifier?
 
     /// Creates a store.
     ///

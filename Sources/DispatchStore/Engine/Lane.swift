@@ -1,11 +1,6 @@
 import Foundation
 
-/// Work a lane drives: a transaction that may suspend while an operation runs elsewhere.
-protocol LaneJob: AnyObject, Sendable {
-    /// Runs as far as possible on the calling thread.
-    func drive() -> DriveResult
-}
-
+/// How far driving a transaction got.
 enum DriveResult {
     /// The job is done.
     case completed
@@ -36,13 +31,17 @@ final class Lane: @unchecked Sendable {
     private let slotQueues: [DispatchQueue]
     private let idle: IdleMonitor
     private let lock = Lock()
-    // Guarded by `lock`.
-    private var jobs = FIFO<any LaneJob>()
-    private var freeSlots: [Int]
-    private var blocked = false
-    private var resumedWhileDriving = false
-    private var outstanding = 0
-    private var idleWaiters = 0
+    // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
+    private let jobs = FIFO<TransactionRun>()
+    @exclusivity(unchecked) private var freeSlots: [Int]
+    @exclusivity(unchecked) private var blocked = false
+    @exclusivity(unchecked) private var resumedWhileDriving = false
+    @exclusivity(unchecked) private var outstanding = 0
+    @exclusivity(unchecked) private var idleWaiters = 0
+    /// The dispatcher, held strongly only while jobs are outstanding: its runs do not count
+    /// references to it, and a dispatcher released by its users lives until its work is done.
+    @exclusivity(unchecked) private var keepAlive: Dispatcher?
+    private unowned(unsafe) var dispatcher: Dispatcher?
 
     init(kind: Kind, name: String, idle: IdleMonitor) {
         self.kind = kind
@@ -71,11 +70,16 @@ final class Lane: @unchecked Sendable {
         return queue
     }
 
+    /// Sets the dispatcher the lane belongs to (once, when the dispatcher is created).
+    func attach(to dispatcher: Dispatcher) {
+        lock.withLock { self.dispatcher = dispatcher }
+    }
+
     /// Queues a new job.
-    func enqueue(_ job: any LaneJob) {
+    func enqueue(_ job: TransactionRun) {
         lock.lock()
         jobs.append(job)
-        outstanding += 1
+        countStartedLocked()
         let slot = blocked ? nil : freeSlots.popLast()
         lock.unlock()
         if let slot { scheduleDrainer(slot) }
@@ -83,19 +87,26 @@ final class Lane: @unchecked Sendable {
 
     /// Counts a job that the caller drives itself (a `.mainThread` dispatch made on the main queue).
     func adopt() {
-        lock.withLock { outstanding += 1 }
+        lock.withLock { countStartedLocked() }
+    }
+
+    /// Counts one more outstanding job, with `lock` held.
+    private func countStartedLocked() {
+        if outstanding == 0 { keepAlive = dispatcher }
+        outstanding += 1
     }
 
     /// Ends a job counted by `adopt()` that completed on its first drive.
     func adoptedJobCompleted() {
         lock.lock()
-        let signal = completeLocked()
+        let (signal, released) = completeLocked()
         lock.unlock()
         if signal { idle.signal() }
+        released?.laneBecameIdle()
     }
 
     /// Hands back a suspended job whose operation finished, to be driven again.
-    func resume(_ job: any LaneJob) {
+    func resume(_ job: TransactionRun) {
         lock.lock()
         if kind == .serial {
             guard blocked else {
@@ -141,46 +152,55 @@ final class Lane: @unchecked Sendable {
     }
 
     private func drain(_ slot: Int) {
-        var completedOne = false
+        var completed = 0
         var driven = 0
         while true {
             lock.lock()
-            var signal = false
-            if completedOne {
-                completedOne = false
-                signal = completeLocked()
-            }
-            if kind == .main && driven == Lane.mainBatchLimit && !jobs.isEmpty {
+            let (signal, released) = completeLocked(completed)
+            completed = 0
+            if kind == .main && driven >= Lane.mainBatchLimit && !jobs.isEmpty {
                 // Give the main queue back (to the user interface, other dispatchers), then go on.
                 lock.unlock()
                 if signal { idle.signal() }
                 scheduleDrainer(slot)
                 return
             }
-            guard !blocked, let job = jobs.popFirst() else {
+            // Several jobs per lock; concurrent drainers share what is queued.
+            let limit = kind == .concurrent ? max(1, min(32, jobs.count / slots.count)) : 64
+            let batch = blocked ? [] : jobs.popFirst(upTo: limit)
+            if batch.isEmpty {
                 freeSlots.append(slot)
                 lock.unlock()
                 if signal { idle.signal() }
+                released?.laneBecameIdle()
                 return
             }
             lock.unlock()
-            driven += 1
             if signal { idle.signal() }
-            if drive(job, slot: slot) {
-                completedOne = true
-            } else if kind == .serial {
-                return
+            released?.laneBecameIdle()
+            for (position, job) in batch.enumerated() {
+                driven += 1
+                if drive(job, slot: slot, remaining: batch[(position + 1)...]) {
+                    completed += 1
+                } else if kind == .serial {
+                    lock.lock()
+                    let (_, released) = completeLocked(completed)
+                    lock.unlock()
+                    released?.laneBecameIdle()
+                    return
+                }
             }
         }
     }
 
     /// Drives `job` until it completes or suspends.
     ///
-    /// On the serial lane a suspended job blocks the lane (and this drainer stops), unless it was
-    /// resumed before the drainer let go of it.
+    /// On the serial lane a suspended job blocks the lane, and this drainer stops, unless the job
+    /// was resumed before the drainer let go of it; the rest of the drainer's batch goes back to the
+    /// front of the queue, in the same critical section, so that FIFO order holds.
     ///
     /// - Returns: Whether the job completed.
-    private func drive(_ job: any LaneJob, slot: Int) -> Bool {
+    private func drive(_ job: TransactionRun, slot: Int, remaining: ArraySlice<TransactionRun>) -> Bool {
         while true {
             if job.drive() == .completed { return true }
             guard kind == .serial else { return false }
@@ -190,6 +210,7 @@ final class Lane: @unchecked Sendable {
                 lock.unlock()
                 continue
             }
+            jobs.prepend(contentsOf: remaining)
             blocked = true
             freeSlots.append(slot)
             lock.unlock()
@@ -197,12 +218,18 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Counts one job as done, with `lock` held.
+    /// Counts `count` jobs as done, with `lock` held.
     ///
-    /// - Returns: Whether idle waiters should be woken.
-    private func completeLocked() -> Bool {
-        outstanding -= 1
-        return outstanding == 0 && idleWaiters > 0
+    /// - Returns: Whether idle waiters should be woken, and, when no job is outstanding any more, the
+    ///   dispatcher to tell (after unlocking) with `laneBecameIdle()`; dropping that reference may
+    ///   release the dispatcher.
+    private func completeLocked(_ count: Int = 1) -> (Bool, Dispatcher?) {
+        guard count > 0 else { return (false, nil) }
+        outstanding -= count
+        guard outstanding == 0 else { return (false, nil) }
+        let released = keepAlive
+        keepAlive = nil
+        return (idleWaiters > 0, released)
     }
 }
 

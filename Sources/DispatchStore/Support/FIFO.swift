@@ -1,47 +1,86 @@
-/// A first-in, first-out queue with amortised O(1) append and removal from the front.
-struct FIFO<Element> {
-    private var storage: [Element] = []
+/// A first-in, first-out queue in a growable ring buffer: O(1) append, prepend and removal from the
+/// front, no shifting of elements.
+///
+/// A class over raw memory (the capacity is a power of two, so positions wrap with a mask): the
+/// queues sit on hot paths, and an array of optionals would pay a uniqueness check, an optional
+/// store and a division per operation.
+final class FIFO<Element> {
+    private var storage: UnsafeMutablePointer<Element>
+    private var capacity: Int
     private var head = 0
+    private(set) var count = 0
+
+    init() {
+        capacity = 16
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        for offset in 0..<count {
+            (storage + ((head + offset) & (capacity - 1))).deinitialize(count: 1)
+        }
+        storage.deallocate()
+    }
 
     var isEmpty: Bool {
-        head == storage.count
+        count == 0
     }
 
-    var count: Int {
-        storage.count - head
+    func append(_ element: Element) {
+        if count == capacity { grow() }
+        (storage + ((head + count) & (capacity - 1))).initialize(to: element)
+        count += 1
     }
 
-    mutating func append(_ element: Element) {
-        storage.append(element)
+    func prepend(_ element: Element) {
+        if count == capacity { grow() }
+        head = (head - 1) & (capacity - 1)
+        (storage + head).initialize(to: element)
+        count += 1
     }
 
-    mutating func prepend(_ element: Element) {
-        if head > 0 {
-            head -= 1
-            storage[head] = element
-        } else {
-            storage.insert(element, at: 0)
+    /// Puts `elements` back at the front, in their order.
+    func prepend(contentsOf elements: some BidirectionalCollection<Element>) {
+        for element in elements.reversed() {
+            prepend(element)
         }
     }
 
-    mutating func popFirst() -> Element? {
-        guard head < storage.count else { return nil }
-        let element = storage[head]
-        head += 1
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: storage.count <= 1024)
-            head = 0
-        } else if head >= 1024 && head * 2 >= storage.count {
-            storage.removeFirst(head)
-            head = 0
-        }
+    func popFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = (storage + head).move()
+        head = (head + 1) & (capacity - 1)
+        count -= 1
         return element
     }
 
-    mutating func removeAll() -> [Element] {
-        let elements = Array(storage[head...])
-        storage.removeAll()
+    /// Removes and returns up to `limit` elements from the front.
+    func popFirst(upTo limit: Int) -> [Element] {
+        let taken = min(limit, count)
+        guard taken > 0 else { return [] }
+        return [Element](unsafeUninitializedCapacity: taken) { buffer, initialized in
+            for index in 0..<taken {
+                (buffer.baseAddress! + index).initialize(to: (storage + ((head + index) & (capacity - 1))).move())
+            }
+            initialized = taken
+            head = (head + taken) & (capacity - 1)
+            count -= taken
+        }
+    }
+
+    /// Removes and returns every element, oldest first.
+    func removeAll() -> [Element] {
+        popFirst(upTo: count)
+    }
+
+    private func grow() {
+        let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+        for offset in 0..<count {
+            (grown + offset).moveInitialize(from: storage + ((head + offset) & (capacity - 1)), count: 1)
+        }
+        storage.deallocate()
+        storage = grown
+        capacity *= 2
         head = 0
-        return elements
     }
 }

@@ -29,7 +29,11 @@ final class Lock: @unchecked Sendable {
         pthread_mutexattr_init(&attributes)
         switch kind {
         case .normal:
-            break
+            #if canImport(Glibc)
+            // Spins briefly before sleeping: the critical sections are a few dozen instructions,
+            // and a futex sleep and wake-up would cost far more.
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            #endif
         case .errorChecking:
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
         case .recursive:
@@ -98,5 +102,18 @@ final class Locked<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value.
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try lock.withLock { try body(&value) }
+    }
+}
+
+/// A fixed set of locks shared by short-lived objects, so that creating one costs no allocation.
+///
+/// Hold a pool lock only briefly, never while calling out or taking another lock: unrelated
+/// objects may share it.
+enum LockPool {
+    private static let locks = (0..<64).map { _ in Lock() }
+
+    /// The lock for the object numbered `number` (for example a transaction id).
+    static func lock(for number: UInt64) -> Lock {
+        locks[Int(number & 63)]
     }
 }
