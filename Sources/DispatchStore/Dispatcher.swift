@@ -35,6 +35,8 @@ public final class Dispatcher: @unchecked Sendable {
     private let contextKey = ThreadContext.Key.shared
     let serialLane: Lane
     let concurrentLane: Lane
+    /// Every lane.
+    let lanes: [Lane]
     let mainLane: Lane
 
     /// Creates a dispatcher with no stores and no middleware.
@@ -42,7 +44,8 @@ public final class Dispatcher: @unchecked Sendable {
         serialLane = Lane(kind: .serial, name: "DispatchStore.serial", idle: idle)
         concurrentLane = Lane(kind: .concurrent, name: "DispatchStore.async", idle: idle)
         mainLane = Lane(kind: .main, name: "DispatchStore.main", idle: idle)
-        for lane in [serialLane, concurrentLane, mainLane] {
+        lanes = [serialLane, concurrentLane, mainLane]
+        for lane in lanes {
             lane.attach(to: self)
         }
     }
@@ -132,7 +135,7 @@ public final class Dispatcher: @unchecked Sendable {
     func laneBecameIdle() {
         let retired: [Registry] = lock.withLock {
             guard !retiredRegistries.isEmpty,
-                [serialLane, concurrentLane, mainLane].allSatisfy(\.isIdle)
+                lanes.allSatisfy(\.isIdle)
             else { return [] }
             defer { retiredRegistries = [] }
             return retiredRegistries
@@ -244,8 +247,7 @@ public final class Dispatcher: @unchecked Sendable {
         // not be retained.
         lock.lock()
         if nextTransactionID == transactionIDLimit {
-            nextTransactionID = reserveTransactionIDs()
-            transactionIDLimit = nextTransactionID + transactionIDBlockSize
+            (nextTransactionID, transactionIDLimit) = reserveTransactionIDBlock()
         }
         let id = nextTransactionID
         nextTransactionID += 1
@@ -299,29 +301,52 @@ public final class Dispatcher: @unchecked Sendable {
             case .async: concurrentLane
             case .mainThread: mainLane
             }
-        let run = TransactionRun(
-            dispatcher: self,
-            id: id,
-            action: action,
-            mode: mode,
-            route: route,
-            targetIdentifier: identifier,
-            middleware: middleware,
-            timeout: timeout,
-            routingError: routingError,
-            executor: lane.map { .lane($0) } ?? .caller,
-            completion: completion
-        )
+        let details: TransactionRun.Details? =
+            identifier == nil && timeout == nil && routingError == nil
+            ? nil : TransactionRun.Details(targetIdentifier: identifier, timeout: timeout, routingError: routingError)
+        func configure(_ spare: TransactionRun?) -> TransactionRun {
+            guard let spare else {
+                return TransactionRun(
+                    dispatcher: self,
+                    id: id,
+                    action: action,
+                    mode: mode,
+                    route: route,
+                    middleware: middleware,
+                    details: details,
+                    lane: lane,
+                    completion: completion
+                )
+            }
+            spare.configure(
+                dispatcher: self,
+                id: id,
+                action: action,
+                mode: mode,
+                route: route,
+                middleware: middleware,
+                details: details,
+                lane: lane,
+                completion: completion
+            )
+            return spare
+        }
         switch mode {
-        case .sync:
-            run.runOnCaller()
-        case .mainThread where MainQueue.isCurrent:
+        case .serial, .async:
+            // `route` stays referenced here until the run is queued, after which the lane keeps it.
+            return withExtendedLifetime(route) { lane?.enqueueRun(configure) ?? configure(nil).transaction }
+        case .mainThread where !MainQueue.isCurrent:
+            return withExtendedLifetime(route) { mainLane.enqueueRun(configure) }
+        case .mainThread:
+            let run = configure(nil)
             mainLane.adopt()
             if run.drive() == .completed { mainLane.adoptedJobCompleted() }
-        case .serial, .async, .mainThread:
-            lane?.enqueue(run)
+            return run.transaction
+        case .sync:
+            let run = configure(nil)
+            run.runOnCaller()
+            return run.transaction
         }
-        return run.transaction
     }
 
     /// The `.sync` path for an action that reaches one store: no allocation when its reducer
@@ -340,14 +365,19 @@ public final class Dispatcher: @unchecked Sendable {
             }
         }
         var waiter: OperationWaiter?
-        let start = route.first.beginUnit(action, dependencies: [], context: ThreadContext.current(key: contextKey)) {
-            let created = OperationWaiter()
-            waiter = created
-            let receiver = route.first
-            return { status in
-                if !created.deliver(status) { receiver.deliverPendingChanges() }
+        let start = route.first.beginUnit(
+            action,
+            dependencies: { [] },
+            context: ThreadContext.current(key: contextKey),
+            makeFinishHook: {
+                let created = OperationWaiter()
+                waiter = created
+                let receiver = route.first
+                return { status in
+                    if !created.deliver(status) { receiver.deliverPendingChanges() }
+                }
             }
-        }
+        )
         var status = start.status ?? .cancelled
         var needsDelivery = start.needsDelivery
         var error: DispatchError?
@@ -384,7 +414,6 @@ public final class Dispatcher: @unchecked Sendable {
     /// - Note: Another thread may dispatch again right after this returns.
     @discardableResult
     public func waitUntilIdle(timeout: Duration? = nil) -> Bool {
-        let lanes = [serialLane, concurrentLane, mainLane]
         let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }
         let onMain = MainQueue.isCurrent
         for lane in lanes { lane.addIdleWaiter(1) }
@@ -439,15 +468,17 @@ final class OperationWaiter: Sendable {
     }
 }
 
-private let transactionIDBlockSize: UInt64 = 4096
 private let transactionIDBlocks = Locked<UInt64>(0)
 
-/// Reserves a block of transaction ids, so ids are unique across dispatchers without a global
+/// Reserves a block of transaction ids, so that ids are unique in the process without a global
 /// lock per dispatch.
-private func reserveTransactionIDs() -> UInt64 {
-    transactionIDBlocks.withLock { next in
-        defer { next += transactionIDBlockSize }
-        return next + 1
+///
+/// - Returns: The first id of the block and the id after its last.
+func reserveTransactionIDBlock() -> (UInt64, UInt64) {
+    let size: UInt64 = 4096
+    return transactionIDBlocks.withLock { next in
+        defer { next += size }
+        return (next + 1, next + 1 + size)
     }
 }
 

@@ -348,7 +348,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// Asks the reducer for the operation of one action and starts it; see `ActionReceiver`.
     func beginUnit(
         _ actionPointer: UnsafeRawPointer,
-        dependencies: [Operation],
+        dependencies: () -> [Operation],
         context: ThreadContext,
         makeFinishHook: () -> UnitFinishHook
     ) -> UnitStart {
@@ -366,7 +366,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         if operation.isPlaceholder {
             switch inline {
             case .reduced(let notified):
-                return UnitStart(operation: operation, status: .finished, needsDelivery: notified)
+                return UnitStart(operation: nil, status: .finished, needsDelivery: notified)
             case .reentrant:
                 return UnitStart(
                     operation: nil,
@@ -374,7 +374,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
                     needsDelivery: false
                 )
             case .none:
-                return UnitStart(operation: operation, status: .finished, needsDelivery: false)
+                return UnitStart(operation: nil, status: .finished, needsDelivery: false)
             }
         }
         let notifiedInline: Bool
@@ -391,7 +391,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         operationsInFlight += 1
         lock.unlock()
 
-        for dependency in dependencies {
+        for dependency in dependencies() {
             operation.addDependency(dependency)
         }
         let hook = makeFinishHook()

@@ -4,7 +4,7 @@
 /// it; middleware receive it in every hook, and the completion's ``DispatchResult`` carries it.
 /// Two transactions are equal when their ids are.
 public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvertible {
-    /// A number unique in this process, increasing with each dispatch of one dispatcher.
+    /// A number unique in this process.
     public let id: UInt64
     /// The dispatched action.
     public let action: any ActionType

@@ -240,6 +240,10 @@ struct RecorderTests {
     @Test("recording while other threads dispatch and move through the history stays consistent")
     func concurrentRecordingAndMoving() throws {
         let fixture = try Fixture(limit: 50)
+        // Some history first, so that the mover's first previous() has somewhere to go.
+        for _ in 0..<10 {
+            fixture.dispatcher.dispatch(CounterAction.increase, mode: .sync)
+        }
         let moves = Shared(0)
         concurrently(3) { thread in
             for index in 0..<1_000 {

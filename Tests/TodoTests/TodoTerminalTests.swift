@@ -14,6 +14,8 @@ private final class TerminalSession: @unchecked Sendable {
     private let master: Int32
     private let output = Shared<[UInt8]>([])
     private let exited = DispatchSemaphore(value: 0)
+    /// Signalled when the reader has read everything the program wrote (end of file on the master).
+    private let drained = DispatchSemaphore(value: 0)
 
     init(file: String, environment: [String: String] = [:], rows: UInt16 = 20, columns: UInt16 = 100) throws {
         let descriptor = PseudoTerminal.openMaster()
@@ -37,15 +39,21 @@ private final class TerminalSession: @unchecked Sendable {
         process.standardError = handle
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
+        // The child has its own copies now; without closing this one, reading the master would
+        // never reach the end when the child exits.
+        try handle.close()
         let master = master
         let output = output
+        let drained = drained
         Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let count = read(master, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
                 output.withLock { $0.append(contentsOf: buffer[0..<count]) }
             }
+            drained.signal()
         }
     }
 
@@ -81,12 +89,14 @@ private final class TerminalSession: @unchecked Sendable {
         return false
     }
 
-    /// Waits for the program to exit; its status.
+    /// Waits for the program to exit and for its last output to be read; its status.
     func waitForExit() -> Int32? {
         guard exited.wait(timeout: .now() + 20) == .success else {
             process.terminate()
             return nil
         }
+        // The slave end closes with the program; reading the master then ends.
+        _ = drained.wait(timeout: .now() + 20)
         return process.terminationStatus
     }
 

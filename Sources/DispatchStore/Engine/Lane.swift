@@ -8,7 +8,7 @@ enum DriveResult {
     case suspended
 }
 
-/// A queue of transactions drained in batches by a few `Operation`s.
+/// A queue of transactions drained in batches by `Operation`s.
 ///
 /// Queueing one `Operation` per action costs microseconds; a lane instead appends the transaction
 /// to its own FIFO and adds a drainer operation only when a drainer slot is free. Each slot is an
@@ -16,7 +16,8 @@ enum DriveResult {
 /// worker of libdispatch's CPU-sized pool is blocked (on Linux, a concurrent queue then waits about
 /// a second for the pool to grow). The serial lane has one slot and stops while a transaction is
 /// suspended, which keeps strict FIFO order even when operations finish later on other threads.
-/// A `Dispatcher` has a serial lane, a concurrent lane and a main-queue lane.
+/// A `Dispatcher` has a serial lane, a concurrent lane (one drainer per processor) and a main-queue
+/// lane.
 final class Lane: @unchecked Sendable {
     // @unchecked: every mutable property is guarded by `lock`.
     enum Kind {
@@ -25,10 +26,14 @@ final class Lane: @unchecked Sendable {
         case main
     }
 
+    /// Keeps the fields below off the cache line of the object's header (see `Route`).
+    private let padding = CacheLinePadding()
     let kind: Kind
     private let slots: [OperationQueue]
     /// The slots' underlying queues, retained here: `OperationQueue.underlyingQueue` does not retain.
     private let slotQueues: [DispatchQueue]
+    /// Each slot's drainer moves the runs of a batch here, to own each run alone while driving it.
+    private let batchBuffers: [UnsafeMutablePointer<TransactionRun>]
     private let idle: IdleMonitor
     private let lock = Lock()
     // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
@@ -38,6 +43,8 @@ final class Lane: @unchecked Sendable {
     @exclusivity(unchecked) private var resumedWhileDriving = false
     @exclusivity(unchecked) private var outstanding = 0
     @exclusivity(unchecked) private var idleWaiters = 0
+    /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
+    @exclusivity(unchecked) private var spareRuns: [TransactionRun] = []
     /// The dispatcher, held strongly only while jobs are outstanding: its runs do not count
     /// references to it, and a dispatcher released by its users lives until its work is done.
     @exclusivity(unchecked) private var keepAlive: Dispatcher?
@@ -56,11 +63,22 @@ final class Lane: @unchecked Sendable {
             slotQueues = []
         }
         slots = kind == .main ? [OperationQueue.main] : slotQueues.map(Lane.makeSlot)
+        batchBuffers = slots.map { _ in .allocate(capacity: Lane.batchLimit) }
         freeSlots = Array(slots.indices.reversed())
     }
 
     /// How many transactions the main lane runs before yielding the main queue.
     static let mainBatchLimit = 64
+    /// The most jobs a drainer takes at once.
+    static let batchLimit = 64
+    /// The most completed runs a lane keeps for reuse.
+    static let spareLimit = 256
+
+    deinit {
+        for buffer in batchBuffers {
+            buffer.deallocate()
+        }
+    }
 
     private static func makeSlot(_ underlying: DispatchQueue) -> OperationQueue {
         let queue = OperationQueue()
@@ -73,6 +91,34 @@ final class Lane: @unchecked Sendable {
     /// Sets the dispatcher the lane belongs to (once, when the dispatcher is created).
     func attach(to dispatcher: Dispatcher) {
         lock.withLock { self.dispatcher = dispatcher }
+    }
+
+    /// Queues a run, reusing a completed one when possible.
+    ///
+    /// The transaction handed back is built before the run is queued: afterwards the caller touches
+    /// the run only through reference counts, so a drainer that finds it uniquely referenced may
+    /// reuse it without racing with the caller's reads.
+    ///
+    /// - Parameter configure: Sets up the run: a spare one to reconfigure (called under the lane's
+    ///   lock, so it must not call out), or `nil` to create one.
+    /// - Returns: The queued run's transaction.
+    func enqueueRun(_ configure: (TransactionRun?) -> TransactionRun) -> Transaction {
+        lock.lock()
+        if let spare = spareRuns.popLast() {
+            let run = configure(spare)
+            let transaction = run.transaction
+            jobs.append(run)
+            countStartedLocked()
+            let slot = blocked ? nil : freeSlots.popLast()
+            lock.unlock()
+            if let slot { scheduleDrainer(slot) }
+            return transaction
+        }
+        lock.unlock()
+        let run = configure(nil)
+        let transaction = run.transaction
+        enqueue(run)
+        return transaction
     }
 
     /// Queues a new job.
@@ -152,36 +198,49 @@ final class Lane: @unchecked Sendable {
     }
 
     private func drain(_ slot: Int) {
+        let batch = batchBuffers[slot]
         var completed = 0
         var driven = 0
+        var reusable: [TransactionRun] = []
         while true {
             lock.lock()
             let (signal, released) = completeLocked(completed)
             completed = 0
+            let kept = min(reusable.count, Lane.spareLimit - spareRuns.count)
+            if kept > 0 { spareRuns.append(contentsOf: reusable[..<kept]) }
             if kind == .main && driven >= Lane.mainBatchLimit && !jobs.isEmpty {
                 // Give the main queue back (to the user interface, other dispatchers), then go on.
                 lock.unlock()
+                reusable.removeAll()
                 if signal { idle.signal() }
                 scheduleDrainer(slot)
                 return
             }
             // Several jobs per lock; concurrent drainers share what is queued.
-            let limit = kind == .concurrent ? max(1, min(32, jobs.count / slots.count)) : 64
-            let batch = blocked ? [] : jobs.popFirst(upTo: limit)
-            if batch.isEmpty {
+            let limit =
+                kind == .concurrent ? max(1, min(Lane.batchLimit / 2, jobs.count / slots.count)) : Lane.batchLimit
+            let count = blocked ? 0 : jobs.popFirst(upTo: limit, into: batch)
+            if count == 0 {
                 freeSlots.append(slot)
                 lock.unlock()
+                reusable.removeAll()
                 if signal { idle.signal() }
                 released?.laneBecameIdle()
                 return
             }
             lock.unlock()
+            reusable.removeAll(keepingCapacity: true)
             if signal { idle.signal() }
             released?.laneBecameIdle()
-            for (position, job) in batch.enumerated() {
+            for position in 0..<count {
+                var job = (batch + position).move()
                 driven += 1
-                if drive(job, slot: slot, remaining: batch[(position + 1)...]) {
+                if drive(job, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
                     completed += 1
+                    if job.isReusable && isKnownUniquelyReferenced(&job) {
+                        job.clearForReuse()
+                        reusable.append(job)
+                    }
                 } else if kind == .serial {
                     lock.lock()
                     let (_, released) = completeLocked(completed)
@@ -200,7 +259,12 @@ final class Lane: @unchecked Sendable {
     /// front of the queue, in the same critical section, so that FIFO order holds.
     ///
     /// - Returns: Whether the job completed.
-    private func drive(_ job: TransactionRun, slot: Int, remaining: ArraySlice<TransactionRun>) -> Bool {
+    private func drive(
+        _ job: TransactionRun,
+        slot: Int,
+        remaining: UnsafeMutablePointer<TransactionRun>,
+        remainingCount: Int
+    ) -> Bool {
         while true {
             if job.drive() == .completed { return true }
             guard kind == .serial else { return false }
@@ -210,7 +274,7 @@ final class Lane: @unchecked Sendable {
                 lock.unlock()
                 continue
             }
-            jobs.prepend(contentsOf: remaining)
+            jobs.prepend(movingFrom: remaining, count: remainingCount)
             blocked = true
             freeSlots.append(slot)
             lock.unlock()

@@ -5,7 +5,7 @@ typealias UnitFinishHook = @Sendable (StoreOutcome.Status) -> Void
 
 /// How a store's part of a transaction (a "unit") started.
 struct UnitStart {
-    /// The operation the reducer returned, if any (the placeholder for an inline reduction).
+    /// The operation the reducer returned, if it is one of its own (`nil` for an inline reduction).
     let operation: Operation?
     /// The status when the unit already finished; `nil` while its operation runs (the finish hook
     /// will be called exactly once).
@@ -35,13 +35,14 @@ protocol StoreEntry: AnyStore {
     ///
     /// - Parameters:
     ///   - action: A pointer to the dispatched action, valid during the call.
-    ///   - dependencies: Operations of stores this one waits for in the transaction (all finished).
+    ///   - dependencies: The operations of the stores this one waits for in the transaction (all
+    ///     finished); asked for only when the reducer returns an operation of its own.
     ///   - context: The calling thread's context.
     ///   - makeFinishHook: Called at most once, only when the operation does not finish right away.
     /// - Returns: How the unit started, or its status when it already finished.
     func beginUnit(
         _ action: UnsafeRawPointer,
-        dependencies: [Operation],
+        dependencies: () -> [Operation],
         context: ThreadContext,
         makeFinishHook: () -> UnitFinishHook
     ) -> UnitStart
@@ -49,6 +50,9 @@ protocol StoreEntry: AnyStore {
 
 /// The stores an action reaches, in the order their operations start.
 final class Route: Sendable {
+    /// Keeps the fields below off the cache line of the object's header: the dispatching thread
+    /// changes the reference count there while the threads running transactions read the fields.
+    private let padding = CacheLinePadding()
     /// The stores, ordered so that every store comes after the ones it waits for.
     let receivers: [any StoreEntry]
     /// For each receiver, the indices of the receivers it waits for, directly or through other
@@ -79,4 +83,10 @@ func withUnsafeActionPointer<Result>(
         try withUnsafePointer(to: action) { try body(UnsafeRawPointer($0)) }
     }
     return try open(action)
+}
+
+/// Forty-eight bytes that push the following stored properties past the 16-byte object header and
+/// onto the next 64-byte cache line.
+struct CacheLinePadding: Sendable {
+    private let words: (Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0)
 }

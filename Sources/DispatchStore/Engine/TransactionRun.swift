@@ -7,18 +7,14 @@ import Foundation
 /// A run first takes a fast path: it starts the stores' operations one after the other on the
 /// driving thread, keeping no per-store state, as long as each finishes right away (every inline
 /// reduction does). When an operation does not, the run moves its progress into `units` and goes on
-/// as a state machine: it suspends, and that operation's finish resumes it on its executor (the
-/// waiting caller for `.sync`, its lane otherwise); stores that do not wait for the running one
-/// start meanwhile. Only one thread drives a run at a time (`isDriving`).
+/// as a state machine: it suspends, and that operation's finish resumes it (the waiting `.sync`
+/// caller, or its lane); stores that do not wait for the running one start meanwhile. Only one
+/// thread drives a run at a time (`isDriving`).
+///
+/// Runs are created for every queued dispatch, so they are kept small: what is rarely needed lives in
+/// `details` (immutable) and `machine` (created on demand).
 final class TransactionRun: TransactionControl, @unchecked Sendable {
     // @unchecked: the mutable state below is guarded by `lock`.
-
-    enum Executor: Sendable {
-        /// A `.sync` caller, which drives the run itself and waits on a semaphore when it suspends.
-        case caller
-        /// A lane that drives the run.
-        case lane(Lane)
-    }
 
     private enum Phase {
         case waiting
@@ -42,37 +38,63 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         case suspend
     }
 
+    /// What most dispatches do not have.
+    final class Details: Sendable {
+        let targetIdentifier: String?
+        let timeout: Duration?
+        let routingError: DispatchError?
+
+        init(targetIdentifier: String?, timeout: Duration?, routingError: DispatchError?) {
+            self.targetIdentifier = targetIdentifier
+            self.timeout = timeout
+            self.routingError = routingError
+        }
+    }
+
+    /// The state machine's state, created when the run leaves the fast path, waits or has a deadline.
+    private final class Machine {
+        /// Each store's progress, once the run left the fast path; empty before.
+        var units: [Unit] = []
+        var deadline: DispatchTime?
+        var timerArmed = false
+        var expiredStores: [String]?
+        var callerSignal: DispatchSemaphore?
+    }
+
+    // What the run executes. Set by `configure`, when the run is created or reused from its lane's
+    // spare runs, while the configuring thread owns it exclusively; read by whoever drives it after
+    // that (the lane's lock orders the two).
+
     /// Not reference counted: a run is driven while its dispatcher is alive (a `.sync` caller is
     /// inside one of its methods; a lane keeps it alive while it has work).
-    private unowned(unsafe) let dispatcher: Dispatcher
-    private let id: UInt64
-    private let action: any ActionType
-    private let mode: DispatchMode
-    /// Not reference counted, so that the thread running the transaction does not touch the counts
-    /// of the thread that dispatched it: the dispatcher keeps every route that a run may use alive
-    /// (the dispatching caller holds it until the run is driven or queued; a replaced registry is
-    /// kept until the lanes are idle).
-    private unowned(unsafe) let route: Route?
-    private let targetIdentifier: String?
-    private let middleware: [any Middleware]
-    private let completion: (@Sendable (DispatchResult) -> Void)?
-    private let timeout: Duration?
-    private let routingError: DispatchError?
-    let executor: Executor
-    /// A lock shared with unrelated runs, so that a run costs one allocation. The pool's locks live
-    /// as long as the process, so holding one needs no reference count.
-    private unowned(unsafe) let lock: Lock
+    @exclusivity(unchecked) private unowned(unsafe) var dispatcher: Dispatcher?
+    @exclusivity(unchecked) private var id: UInt64 = 0
+    @exclusivity(unchecked) private var action: any ActionType
+    @exclusivity(unchecked) private var mode = DispatchMode.async
+    /// The route, not reference counted, like `dispatcher`.
+    ///
+    /// The dispatcher keeps every route a run may use alive (the dispatching caller holds it until
+    /// the run is driven or queued; a replaced registry is kept until the lanes are idle). The fast
+    /// path uses it without even a temporary count, so that the driving thread never touches the
+    /// count the dispatching thread changes.
+    @exclusivity(unchecked) private var unmanagedRoute: Unmanaged<Route>?
+    @exclusivity(unchecked) private var middleware: [any Middleware] = []
+    @exclusivity(unchecked) private var completion: (@Sendable (DispatchResult) -> Void)?
+    @exclusivity(unchecked) private var details: Details?
+    /// The lane that drives the run, or `nil` for a `.sync` caller driving it.
+    ///
+    /// Lanes live as long as their dispatcher.
+    @exclusivity(unchecked) private unowned(unsafe) var lane: Lane?
+    /// A lock shared with unrelated runs, so that a run costs one allocation.
+    ///
+    /// The pool's locks live as long as the process, so holding one needs no reference count.
+    @exclusivity(unchecked) private unowned(unsafe) var lock: Lock
 
     // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
-    /// Each store's progress, once the run left the fast path; empty before.
-    @exclusivity(unchecked) private var units: [Unit] = []
+    @exclusivity(unchecked) private var machine: Machine?
     @exclusivity(unchecked) private var isDriving = true
     @exclusivity(unchecked) private var cancelRequested = false
-    @exclusivity(unchecked) private var expiredStores: [String]?
     @exclusivity(unchecked) private var isComplete = false
-    @exclusivity(unchecked) private var deadline: DispatchTime?
-    @exclusivity(unchecked) private var timerArmed = false
-    @exclusivity(unchecked) private var callerSignal: DispatchSemaphore?
 
     init(
         dispatcher: Dispatcher,
@@ -80,25 +102,79 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         action: any ActionType,
         mode: DispatchMode,
         route: Route?,
-        targetIdentifier: String?,
         middleware: [any Middleware],
-        timeout: Duration?,
-        routingError: DispatchError?,
-        executor: Executor,
+        details: Details?,
+        lane: Lane?,
+        completion: (@Sendable (DispatchResult) -> Void)?
+    ) {
+        self.dispatcher = dispatcher
+        self.action = action
+        self.lock = LockPool.lock(for: id)
+        configure(
+            dispatcher: dispatcher,
+            id: id,
+            action: action,
+            mode: mode,
+            route: route,
+            middleware: middleware,
+            details: details,
+            lane: lane,
+            completion: completion
+        )
+    }
+
+    /// Sets what the run executes and resets its progress; the caller owns the run exclusively.
+    func configure(
+        dispatcher: Dispatcher,
+        id: UInt64,
+        action: any ActionType,
+        mode: DispatchMode,
+        route: Route?,
+        middleware: [any Middleware],
+        details: Details?,
+        lane: Lane?,
         completion: (@Sendable (DispatchResult) -> Void)?
     ) {
         self.dispatcher = dispatcher
         self.id = id
         self.action = action
         self.mode = mode
-        self.route = route
-        self.targetIdentifier = targetIdentifier
+        self.unmanagedRoute = route.map { Unmanaged.passUnretained($0) }
         self.middleware = middleware
-        self.timeout = timeout
-        self.routingError = routingError
-        self.executor = executor
+        self.details = details
+        self.lane = lane
         self.completion = completion
         self.lock = LockPool.lock(for: id)
+        machine = nil
+        isDriving = true
+        cancelRequested = false
+        isComplete = false
+    }
+
+    /// Whether the run can be reused once it completed.
+    ///
+    /// It can when it never left the fast path: no other thread (a finish hook, a timer) can still
+    /// refer to it then. Ask from the thread that drove it.
+    var isReusable: Bool {
+        machine == nil
+    }
+
+    /// Drops what the run refers to, before it waits among its lane's spare runs.
+    ///
+    /// Under the run's lock: the last other holder may have called `cancel()`, which used that
+    /// lock, before releasing its reference; taking it orders those accesses before the reuse.
+    func clearForReuse() {
+        lock.withLock {
+            middleware = []
+            completion = nil
+            details = nil
+            unmanagedRoute = nil
+        }
+    }
+
+    /// The route, as a counted reference (for the rarely taken paths).
+    private var route: Route? {
+        unmanagedRoute?.takeUnretainedValue()
     }
 
     /// The transaction as handed out (to the caller, middleware and the completion): able to cancel this run.
@@ -108,7 +184,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
             action: action,
             mode: mode,
             route: route,
-            targetIdentifier: targetIdentifier
+            targetIdentifier: details?.targetIdentifier
         )
         transaction.control = self
         return transaction
@@ -119,13 +195,25 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         completion != nil || !middleware.isEmpty
     }
 
+    /// The state machine's state, created if needed; call with `lock` held.
+    private var machineLocked: Machine {
+        if let machine { return machine }
+        let created = Machine()
+        machine = created
+        return created
+    }
+
+    private var unitsAreEmptyLocked: Bool {
+        machine?.units.isEmpty ?? true
+    }
+
     // MARK: TransactionControl
 
     func cancel() {
         let running: [Operation] = lock.withLock {
             guard !isComplete, !cancelRequested else { return [] }
             cancelRequested = true
-            return units.compactMap { $0.phase == .running ? $0.operation : nil }
+            return machine?.units.compactMap { $0.phase == .running ? $0.operation : nil } ?? []
         }
         for operation in running {
             operation.cancel()
@@ -138,8 +226,9 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     func runOnCaller() {
         while drive() == .suspended {
             let (semaphore, waitUntil) = lock.withLock { () -> (DispatchSemaphore, DispatchTime?) in
-                if callerSignal == nil { callerSignal = DispatchSemaphore(value: 0) }
-                return (callerSignal!, deadline)
+                let machine = machineLocked
+                if machine.callerSignal == nil { machine.callerSignal = DispatchSemaphore(value: 0) }
+                return (machine.callerSignal!, machine.deadline)
             }
             if let waitUntil {
                 if semaphore.wait(timeout: waitUntil) == .timedOut { expire() }
@@ -152,9 +241,11 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     func drive() -> DriveResult {
         let context = ThreadContext.current
         lock.lock()
-        if deadline == nil, let timeout { deadline = .now() + timeout.dispatchInterval }
-        let onFastPath = units.isEmpty
-        let stopped = cancelRequested || expiredStores != nil
+        if let timeout = details?.timeout, machineLocked.deadline == nil {
+            machineLocked.deadline = .now() + timeout.dispatchInterval
+        }
+        let onFastPath = unitsAreEmptyLocked
+        let stopped = cancelRequested || machine?.expiredStores != nil
         lock.unlock()
         if onFastPath, let result = driveFast(context: context, stoppedBeforeFirst: stopped) {
             return result
@@ -167,50 +258,76 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// - Returns: `.completed`, or `nil` when an operation is still running: the run has moved its
     ///   progress into `units` and goes on as a state machine.
     private func driveFast(context: ThreadContext, stoppedBeforeFirst: Bool) -> DriveResult? {
-        guard let route else {
+        guard let unmanagedRoute else {
             complete(outcomes: [])
             return .completed
         }
+        let finished = unmanagedRoute._withUnsafeGuaranteedRef { route in
+            withUnsafeActionPointer(to: action) { action in
+                driveFast(route: route, action: action, context: context, stoppedBeforeFirst: stoppedBeforeFirst)
+            }
+        }
+        return finished ? .completed : nil
+    }
+
+    /// The fast path's loop, with the action opened once for all stores.
+    ///
+    /// - Returns: Whether the run completed.
+    private func driveFast(
+        route: Route,
+        action: UnsafeRawPointer,
+        context: ThreadContext,
+        stoppedBeforeFirst: Bool
+    ) -> Bool {
         let count = route.receivers.count
         let tracksDependencies = route.hasDependencies
+        // Only a holder of the transaction can cancel it meanwhile: the caller of a queued dispatch,
+        // or a middleware.
+        let cancellable = lane != nil || !middleware.isEmpty
         var operations: [Operation?] = tracksDependencies ? Array(repeating: nil, count: count) : []
         var failed: [Bool] = tracksDependencies ? Array(repeating: false, count: count) : []
+        var anyFailed = false
         var outcomes: [StoreOutcome] = []
         for index in 0..<count {
             let receiver = route.receivers[index]
             var stopped = stoppedBeforeFirst
-            if index > 0 {
+            if index > 0 && cancellable {
                 lock.lock()
-                stopped = cancelRequested || expiredStores != nil
+                stopped = cancelRequested || machine?.expiredStores != nil
                 lock.unlock()
             }
-            let blocked = tracksDependencies && route.dependencies[index].contains { failed[$0] }
+            let blocked = anyFailed && tracksDependencies && route.dependencies[index].contains { failed[$0] }
             if !middleware.isEmpty { announce(receiver) }
             var status = StoreOutcome.Status.cancelled
             if !stopped && !blocked {
-                let dependencies = tracksDependencies ? route.dependencies[index].compactMap { operations[$0] } : []
                 var suspended = false
-                let start = withUnsafeActionPointer(to: action) { action in
-                    receiver.beginUnit(action, dependencies: dependencies, context: context) {
+                let start = receiver.beginUnit(
+                    action,
+                    dependencies: { tracksDependencies ? route.dependencies[index].compactMap { operations[$0] } : [] },
+                    context: context,
+                    makeFinishHook: {
                         suspended = true
                         moveToStateMachine(running: index, outcomes: outcomes, operations: operations, failed: failed)
                         return { [self] status in unitFinished(index, status: status) }
                     }
-                }
+                )
                 if suspended {
                     record(start, for: index)
-                    return nil
+                    return false
                 }
                 status = start.status ?? .cancelled
-                if tracksDependencies { operations[index] = start.operation }
+                if tracksDependencies, let operation = start.operation { operations[index] = operation }
                 if start.needsDelivery { receiver.deliverPendingChanges() }
             }
-            if tracksDependencies { failed[index] = !status.isFinished }
+            if tracksDependencies && !status.isFinished {
+                failed[index] = true
+                anyFailed = true
+            }
             if !middleware.isEmpty { reportDispatched(receiver) }
             if needsResult { outcomes.append(StoreOutcome(storeIdentifier: receiver.identifier, status: status)) }
         }
         complete(outcomes: outcomes)
-        return .completed
+        return true
     }
 
     /// Moves the fast path's progress into `units`: the stores before `running` are reported, the
@@ -218,7 +335,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     private func moveToStateMachine(running: Int, outcomes: [StoreOutcome], operations: [Operation?], failed: [Bool]) {
         let count = route?.receivers.count ?? 0
         lock.withLock {
-            units = (0..<count).map { index in
+            machineLocked.units = (0..<count).map { index in
                 guard index <= running else { return Unit() }
                 guard index < running else { return Unit(phase: .running, announced: true) }
                 var status = StoreOutcome.Status.finished
@@ -242,10 +359,10 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                 report(index, announced: announced, needsDelivery: needsDelivery)
             case .complete:
                 let outcomes = lock.withLock {
-                    units.indices.map { index in
+                    (machine?.units ?? []).enumerated().map { index, unit in
                         StoreOutcome(
                             storeIdentifier: route?.receivers[index].identifier ?? "",
-                            status: units[index].status ?? .cancelled
+                            status: unit.status ?? .cancelled
                         )
                     }
                 }
@@ -260,42 +377,44 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     private func nextStep() -> Step {
         lock.lock()
         defer { lock.unlock() }
+        let machine = machineLocked
         var allReported = true
-        for index in units.indices {
-            switch units[index].phase {
+        for index in machine.units.indices {
+            switch machine.units[index].phase {
             case .reported:
                 continue
             case .finished:
-                units[index].phase = .reported
-                return .report(index, announced: units[index].announced, needsDelivery: units[index].needsDelivery)
+                machine.units[index].phase = .reported
+                let unit = machine.units[index]
+                return .report(index, announced: unit.announced, needsDelivery: unit.needsDelivery)
             case .running:
                 allReported = false
             case .waiting:
                 allReported = false
-                if cancelRequested || expiredStores != nil {
-                    units[index].phase = .reported
-                    units[index].status = .cancelled
+                if cancelRequested || machine.expiredStores != nil {
+                    machine.units[index].phase = .reported
+                    machine.units[index].status = .cancelled
                     return .report(index, announced: false, needsDelivery: false)
                 }
                 var ready = true
                 var dependencyFailed = false
                 var operations: [Operation] = []
                 for dependency in route?.dependencies[index] ?? [] {
-                    guard units[dependency].phase == .reported else {
+                    guard machine.units[dependency].phase == .reported else {
                         ready = false
                         break
                     }
-                    if units[dependency].status?.isFinished != true { dependencyFailed = true }
-                    if let operation = units[dependency].operation { operations.append(operation) }
+                    if machine.units[dependency].status?.isFinished != true { dependencyFailed = true }
+                    if let operation = machine.units[dependency].operation { operations.append(operation) }
                 }
                 guard ready else { continue }
                 if dependencyFailed {
-                    units[index].phase = .reported
-                    units[index].status = .cancelled
+                    machine.units[index].phase = .reported
+                    machine.units[index].status = .cancelled
                     return .report(index, announced: false, needsDelivery: false)
                 }
-                units[index].phase = .running
-                units[index].announced = true
+                machine.units[index].phase = .running
+                machine.units[index].announced = true
                 return .start(index, operations)
             }
         }
@@ -304,7 +423,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
             return .complete
         }
         isDriving = false
-        armTimerIfNeeded()
+        armTimerIfNeeded(machine)
         return .suspend
     }
 
@@ -312,25 +431,31 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         guard let receiver = route?.receivers[index] else { return }
         if !middleware.isEmpty { announce(receiver) }
         let start = withUnsafeActionPointer(to: action) { action in
-            receiver.beginUnit(action, dependencies: dependencies, context: context) {
-                { [self] status in unitFinished(index, status: status) }
-            }
+            receiver.beginUnit(
+                action,
+                dependencies: { dependencies },
+                context: context,
+                makeFinishHook: { { [self] status in unitFinished(index, status: status) } }
+            )
         }
         record(start, for: index)
     }
 
-    /// Records how unit `index` started. A cancel or a timeout may have come while the operation
-    /// started, before it was recorded here for them to find: then it is cancelled now.
+    /// Records how unit `index` started.
+    ///
+    /// A cancel or a timeout may have come while the operation started, before it was recorded here
+    /// for them to find: then it is cancelled now.
     private func record(_ start: UnitStart, for index: Int) {
         let cancelNow: Bool = lock.withLock {
-            units[index].operation = start.operation
+            let machine = machineLocked
+            machine.units[index].operation = start.operation
             guard let status = start.status else {
-                return cancelRequested || units[index].phase != .running
+                return cancelRequested || machine.units[index].phase != .running
             }
-            if units[index].phase == .running {
-                units[index].phase = .finished
-                units[index].status = status
-                units[index].needsDelivery = start.needsDelivery
+            if machine.units[index].phase == .running {
+                machine.units[index].phase = .finished
+                machine.units[index].status = status
+                machine.units[index].needsDelivery = start.needsDelivery
             }
             return false
         }
@@ -362,11 +487,15 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
 
     private func complete(outcomes: [StoreOutcome]) {
         guard needsResult else { return }
-        var error = routingError
-        if let expired = lock.withLock({ expiredStores }), let timeout { error = .timedOut(expired, after: timeout) }
+        var error = details?.routingError
+        if let timeout = details?.timeout, let expired = lock.withLock({ machine?.expiredStores }) {
+            error = .timedOut(expired, after: timeout)
+        }
         let result = DispatchResult(transaction: transaction, outcomes: outcomes, error: error)
-        for middleware in middleware {
-            middleware.didFinish(result, in: dispatcher)
+        if let dispatcher {
+            for middleware in middleware {
+                middleware.didFinish(result, in: dispatcher)
+            }
         }
         completion?(result)
     }
@@ -374,13 +503,14 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// Called, once per unit, when an operation that was still running finishes (on any thread).
     private func unitFinished(_ index: Int, status: StoreOutcome.Status) {
         let (resume, late) = lock.withLock {
-            guard units[index].phase == .running else {
+            let machine = machineLocked
+            guard machine.units[index].phase == .running else {
                 // Already given up on (timed out): only its observers remain to be told.
                 return (false, true)
             }
-            units[index].phase = .finished
-            units[index].status = status
-            units[index].needsDelivery = true
+            machine.units[index].phase = .finished
+            machine.units[index].status = status
+            machine.units[index].needsDelivery = true
             guard !isDriving else { return (false, false) }
             isDriving = true
             return (true, false)
@@ -392,17 +522,18 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// Gives up on the operations still running: they are cancelled and reported as such.
     func expire() {
         let (running, resume) = lock.withLock {
-            guard !isComplete, expiredStores == nil else { return ([Operation](), false) }
+            let machine = machineLocked
+            guard !isComplete, machine.expiredStores == nil else { return ([Operation](), false) }
             var running: [Operation] = []
             var identifiers: [String] = []
-            for index in units.indices where units[index].phase == .running {
-                units[index].phase = .finished
-                units[index].status = .cancelled
-                units[index].needsDelivery = true
-                if let operation = units[index].operation { running.append(operation) }
+            for index in machine.units.indices where machine.units[index].phase == .running {
+                machine.units[index].phase = .finished
+                machine.units[index].status = .cancelled
+                machine.units[index].needsDelivery = true
+                if let operation = machine.units[index].operation { running.append(operation) }
                 identifiers.append(route?.receivers[index].identifier ?? "")
             }
-            expiredStores = identifiers
+            machine.expiredStores = identifiers
             guard !isDriving else { return (running, false) }
             isDriving = true
             return (running, true)
@@ -414,22 +545,22 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     }
 
     private func resumeOnExecutor() {
-        switch executor {
-        case .caller:
-            let semaphore = lock.withLock {
-                if callerSignal == nil { callerSignal = DispatchSemaphore(value: 0) }
-                return callerSignal!
-            }
-            semaphore.signal()
-        case .lane(let lane):
+        if let lane {
             lane.resume(self)
+            return
         }
+        let semaphore = lock.withLock {
+            let machine = machineLocked
+            if machine.callerSignal == nil { machine.callerSignal = DispatchSemaphore(value: 0) }
+            return machine.callerSignal!
+        }
+        semaphore.signal()
     }
 
     /// Call with `lock` held, when suspending.
-    private func armTimerIfNeeded() {
-        guard let deadline, !timerArmed, case .lane = executor else { return }
-        timerArmed = true
+    private func armTimerIfNeeded(_ machine: Machine) {
+        guard let deadline = machine.deadline, !machine.timerArmed, lane != nil else { return }
+        machine.timerArmed = true
         OperationQueues.timers.asyncAfter(deadline: deadline) { [weak self] in
             self?.expire()
         }

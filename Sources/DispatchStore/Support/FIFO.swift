@@ -68,6 +68,26 @@ final class FIFO<Element> {
         }
     }
 
+    /// Moves up to `limit` elements from the front into `buffer`.
+    ///
+    /// - Returns: How many were moved; the caller owns them (and must move or deinitialize them).
+    func popFirst(upTo limit: Int, into buffer: UnsafeMutablePointer<Element>) -> Int {
+        let taken = min(limit, count)
+        for index in 0..<taken {
+            (buffer + index).initialize(to: (storage + ((head + index) & (capacity - 1))).move())
+        }
+        head = (head + taken) & (capacity - 1)
+        count -= taken
+        return taken
+    }
+
+    /// Moves `count` elements from `buffer` back to the front, in their order.
+    func prepend(movingFrom buffer: UnsafeMutablePointer<Element>, count moved: Int) {
+        for index in stride(from: moved - 1, through: 0, by: -1) {
+            prepend((buffer + index).move())
+        }
+    }
+
     /// Removes and returns every element, oldest first.
     func removeAll() -> [Element] {
         popFirst(upTo: count)

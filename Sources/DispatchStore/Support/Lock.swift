@@ -24,7 +24,10 @@ final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     init(_ kind: Kind = .normal) {
-        mutex = .allocate(capacity: 1)
+        // A cache line of its own: a mutex that shares one with other data written by another
+        // thread would bounce between cores.
+        mutex = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
+            .bindMemory(to: pthread_mutex_t.self, capacity: 1)
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         switch kind {
@@ -46,7 +49,7 @@ final class Lock: @unchecked Sendable {
 
     deinit {
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     /// Acquires the lock, blocking while another thread holds it.
