@@ -24,6 +24,7 @@ let package = Package(
             dependencies: ["DispatchStore", "TodoCore"],
             path: "Demos/dispatch-bench"
         ),
+        .testTarget(name: "DispatchBenchTests", dependencies: ["dispatch-bench"]),
         // A program the tests run to check `.mainThread` under RunLoop.main.run() and dispatchMain().
         .executableTarget(
             name: "MainQueueProbe",
