@@ -59,6 +59,8 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     private var runningInline = false
     private var didRunBody = false
     private var finishHook: ((StoreOutcome.Status, Bool) -> Void)?
+    private var cancellationHandlers: [@Sendable () -> Void] = []
+    private var cancellationSeen = false
 
     /// Creates an operation that runs `body` when started.
     ///
@@ -165,6 +167,52 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     @discardableResult
     public func finish(throwing error: any Error) -> Bool {
         complete(error: error)
+    }
+
+    /// Calls `handler` once when the operation is cancelled, or at once if it already is.
+    ///
+    /// Use it to stop work that runs elsewhere, such as a request on another queue, instead of
+    /// polling `isCancelled`; the body should still call ``finish()`` when that work has stopped.
+    ///
+    /// ```swift
+    /// ActionOperation(action: action, store: store) { operation, action, store in
+    ///     let request = client.start(action) { reply in
+    ///         store.updateState { $0.apply(reply) }
+    ///         operation.finish()
+    ///     }
+    ///     operation.onCancel { request.stop() }
+    /// }
+    /// ```
+    ///
+    /// - Parameter handler: Called on the thread that cancels the operation (or on the caller's
+    ///   thread when it is cancelled already), outside the operation's lock.
+    /// - Note: Safe from any thread. Handlers added after the operation finished are still called if
+    ///   it had been cancelled.
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let cancelled = stateLock.withLock {
+            guard cancellationSeen else {
+                cancellationHandlers.append(handler)
+                return false
+            }
+            return true
+        }
+        if cancelled { handler() }
+    }
+
+    /// Cancels the operation: a body that has not started never runs, a running one sees
+    /// `isCancelled` become `true`, and the ``onCancel(_:)`` handlers are called.
+    public override func cancel() {
+        super.cancel()
+        let handlers = stateLock.withLock {
+            defer {
+                cancellationSeen = true
+                cancellationHandlers = []
+            }
+            return cancellationSeen ? [] : cancellationHandlers
+        }
+        for handler in handlers {
+            handler()
+        }
     }
 
     /// Adds a dependency; ignored on the already-finished stand-in of an inline reduction.

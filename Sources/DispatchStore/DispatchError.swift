@@ -161,6 +161,13 @@ extension DispatchError {
         )
     }
 
+    static func shutDown(action: String) -> DispatchError {
+        DispatchError(
+            .shutDown,
+            "the dispatcher was shut down and takes no new actions; action \(action) was not dispatched"
+        )
+    }
+
     static func timedOut(_ identifiers: [String], after timeout: Duration) -> DispatchError {
         DispatchError(
             .timedOut,

@@ -30,6 +30,15 @@ public final class Dispatcher: @unchecked Sendable {
     /// Registries replaced while transactions might still use their routes, kept until every lane
     /// is idle: queued runs refer to their route without counting references.
     @exclusivity(unchecked) private var retiredRegistries: [Registry] = []
+    /// Set when a shutdown begins: from then on every dispatch is rejected.
+    @exclusivity(unchecked) private var isClosed = false
+    /// Dispatches rejected since the shutdown began.
+    @exclusivity(unchecked) private var rejectedCount = 0
+    /// Tasks waiting in `waitUntilIdle(timeout:) async`, by waiter number.
+    @exclusivity(unchecked) private var idleContinuations: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    @exclusivity(unchecked) private var nextIdleWaiter: UInt64 = 0
+    /// The runs waiting for an operation, so that a shutdown can cancel them.
+    let suspendedRuns = SuspendedRuns()
 
     private let idle = IdleMonitor()
     private let contextKey = ThreadContext.Key.shared
@@ -90,6 +99,7 @@ public final class Dispatcher: @unchecked Sendable {
     /// Removes the store registered under `identifier`; the other stores stay registered.
     ///
     /// Transactions already in flight finish with the store; later dispatches no longer reach it.
+    /// The store's state streams (``Store/states(bufferingNewest:)``) end.
     ///
     /// - Parameter identifier: The store's identifier.
     /// - Returns: The removed store, or `nil` when no store is registered under `identifier`.
@@ -102,6 +112,7 @@ public final class Dispatcher: @unchecked Sendable {
         }
         guard let removed else { return nil }
         removed.release(from: ObjectIdentifier(self))
+        removed.endStateStreams()
         for middleware in middleware {
             middleware.didUnregister(store: removed, in: self)
         }
@@ -130,17 +141,23 @@ public final class Dispatcher: @unchecked Sendable {
         registry = newRegistry
     }
 
-    /// Called by a lane whose last outstanding transaction ended: drops the retired registries once
-    /// no lane has work left that could use their routes.
+    /// Called by a lane whose last outstanding transaction ended: drops the retired registries and
+    /// wakes the tasks waiting for idleness once no lane has work left.
     func laneBecameIdle() {
-        let retired: [Registry] = lock.withLock {
-            guard !retiredRegistries.isEmpty,
+        let (retired, waiters): ([Registry], [CheckedContinuation<Bool, Never>]) = lock.withLock {
+            guard !retiredRegistries.isEmpty || !idleContinuations.isEmpty,
                 lanes.allSatisfy(\.isIdle)
-            else { return [] }
-            defer { retiredRegistries = [] }
-            return retiredRegistries
+            else { return ([], []) }
+            defer {
+                retiredRegistries = []
+                idleContinuations = [:]
+            }
+            return (retiredRegistries, Array(idleContinuations.values))
         }
         withExtendedLifetime(retired) {}
+        for waiter in waiters {
+            waiter.resume(returning: true)
+        }
     }
 
     /// The registered stores as the engine sees them, in registration order.
@@ -227,6 +244,7 @@ public final class Dispatcher: @unchecked Sendable {
                 to: identifier,
                 mode: mode,
                 timeout: timeout,
+                startCancelled: false,
                 then: completion
             )
         }
@@ -241,11 +259,18 @@ public final class Dispatcher: @unchecked Sendable {
         to identifier: String?,
         mode: DispatchMode,
         timeout: Duration?,
+        startCancelled: Bool,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
         // Everything read from the registry is read under the lock, so the snapshot itself need
         // not be retained.
         lock.lock()
+        if _slowPath(isClosed) {
+            rejectedCount += 1
+            let middleware = registry.middleware
+            lock.unlock()
+            return reject(action, to: identifier, mode: mode, middleware: middleware, completion: completion)
+        }
         if nextTransactionID == transactionIDLimit {
             (nextTransactionID, transactionIDLimit) = reserveTransactionIDBlock()
         }
@@ -276,7 +301,7 @@ public final class Dispatcher: @unchecked Sendable {
             routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
         }
 
-        if mode == .sync, let single = route, single.receivers.count == 1 {
+        if mode == .sync, !startCancelled, let single = route, single.receivers.count == 1 {
             let transaction = Transaction(
                 id: id,
                 action: action,
@@ -331,6 +356,21 @@ public final class Dispatcher: @unchecked Sendable {
             )
             return spare
         }
+        if _slowPath(startCancelled) {
+            return withExtendedLifetime(route) {
+                let run = configure(nil)
+                run.requestCancel()
+                switch mode {
+                case .serial, .async: lane?.enqueue(run)
+                case .mainThread where !MainQueue.isCurrent: mainLane.enqueue(run)
+                case .mainThread:
+                    mainLane.adopt()
+                    if run.drive() == .completed { mainLane.adoptedJobCompleted() }
+                case .sync: run.runOnCaller()
+                }
+                return run.transaction
+            }
+        }
         switch mode {
         case .serial, .async:
             // `route` stays referenced here until the run is queued, after which the lane keeps it.
@@ -347,6 +387,46 @@ public final class Dispatcher: @unchecked Sendable {
             run.runOnCaller()
             return run.transaction
         }
+    }
+
+    /// Ends a dispatch made after the shutdown began: no store sees it; the middleware's `didFinish`
+    /// and the completion get a ``DispatchError/Code/shutDown`` error, on the thread the mode promises.
+    @inline(never)
+    private func reject(
+        _ action: any ActionType,
+        to identifier: String?,
+        mode: DispatchMode,
+        middleware: [any Middleware],
+        completion: (@Sendable (DispatchResult) -> Void)?
+    ) -> Transaction {
+        let (id, _) = reserveTransactionIDBlock(size: 1)
+        let details = TransactionRun.Details(
+            targetIdentifier: identifier,
+            timeout: nil,
+            routingError: .shutDown(action: "\(action)")
+        )
+        let run = TransactionRun(
+            dispatcher: self,
+            id: id,
+            action: action,
+            mode: mode,
+            route: nil,
+            middleware: middleware,
+            details: details,
+            lane: nil,
+            completion: completion
+        )
+        switch mode {
+        case .sync:
+            _ = run.drive()
+        case .mainThread where MainQueue.isCurrent:
+            _ = run.drive()
+        case .mainThread:
+            DispatchQueue.main.async { [self] in withExtendedLifetime(self) { _ = run.drive() } }
+        case .async, .serial:
+            OperationQueues.rejections.async { [self] in withExtendedLifetime(self) { _ = run.drive() } }
+        }
+        return run.transaction
     }
 
     /// The `.sync` path for an action that reaches one store: no allocation when its reducer
@@ -401,6 +481,65 @@ public final class Dispatcher: @unchecked Sendable {
             middleware.didFinish(result, in: self)
         }
         completion?(result)
+    }
+
+    // MARK: Idleness and shutdown support
+
+    /// Whether ``shutdown(_:timeout:)`` was called: the dispatcher takes no new actions.
+    public var isShutDown: Bool {
+        lock.withLock { isClosed }
+    }
+
+    /// Closes the dispatcher to new actions (idempotent).
+    ///
+    /// - Returns: The lanes' job counts at the instant it closed.
+    func close() -> (completed: Int, cancelled: Int) {
+        lock.withLock {
+            isClosed = true
+            return laneCounts
+        }
+    }
+
+    /// The lanes' job counts added up: completed, and cancelled by a shutdown.
+    var laneCounts: (completed: Int, cancelled: Int) {
+        lanes.reduce((0, 0)) { total, lane in
+            let counts = lane.counts
+            return (total.0 + counts.completed, total.1 + counts.cancelled)
+        }
+    }
+
+    /// How many dispatches were rejected since the dispatcher closed.
+    var rejectedDispatches: Int {
+        lock.withLock { rejectedCount }
+    }
+
+    /// Cancels every queued or waiting transaction, and every one queued later.
+    ///
+    /// - Returns: How many waiting transactions this cancelled (queued ones count as their lanes
+    ///   take them).
+    func cancelInFlight() -> Int {
+        for lane in lanes {
+            lane.cancelQueuedJobs()
+        }
+        return suspendedRuns.cancelAll()
+    }
+
+    /// Registers a task waiting until the lanes are idle.
+    ///
+    /// - Returns: The waiter's number, or `nil` when the lanes are idle already (the continuation was
+    ///   not kept).
+    func addIdleContinuation(_ continuation: CheckedContinuation<Bool, Never>) -> UInt64? {
+        lock.withLock {
+            if lanes.allSatisfy(\.isIdle) { return nil }
+            nextIdleWaiter += 1
+            idleContinuations[nextIdleWaiter] = continuation
+            return nextIdleWaiter
+        }
+    }
+
+    /// Resumes the waiting task `waiter` with `idle`, unless it was resumed already.
+    func resumeIdleWaiter(_ waiter: UInt64, returning idle: Bool) {
+        lock.withLock { idleContinuations.removeValue(forKey: waiter) }?.resume(returning: idle)
     }
 
     // MARK: Waiting
@@ -473,10 +612,10 @@ private let transactionIDBlocks = Locked<UInt64>(0)
 /// Reserves a block of transaction ids, so that ids are unique in the process without a global
 /// lock per dispatch.
 ///
+/// - Parameter size: How many ids to reserve.
 /// - Returns: The first id of the block and the id after its last.
-func reserveTransactionIDBlock() -> (UInt64, UInt64) {
-    let size: UInt64 = 4096
-    return transactionIDBlocks.withLock { next in
+func reserveTransactionIDBlock(size: UInt64 = 4096) -> (UInt64, UInt64) {
+    transactionIDBlocks.withLock { next in
         defer { next += size }
         return (next + 1, next + 1 + size)
     }

@@ -51,6 +51,8 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     private let pendingChanges = FIFO<StateChange<State, Action>>()
     @exclusivity(unchecked) private var inlineMarker: ActionOperation<State, Action>?
     @exclusivity(unchecked) private var owner: ObjectIdentifier?
+    /// Ends the state streams (`states(bufferingNewest:)`), by subscription id.
+    @exclusivity(unchecked) private var streamEnds: [UInt64: @Sendable () -> Void] = [:]
 
     /// Creates a store.
     ///
@@ -75,6 +77,9 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     }
 
     deinit {
+        for end in streamEnds.values {
+            end()
+        }
         storage.deinitialize(count: 1)
         storage.deallocate()
     }
@@ -305,6 +310,44 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     func removeSubscription(id: UInt64) {
         lock.withLock {
             if let smaller = observerSet.removing(where: { $0.id == id }) { observerSet = smaller }
+        }
+    }
+
+    /// Adds a state stream's subscription: `makeEntry` gets the current state and how many changes
+    /// are queued but not delivered yet (which the subscription must skip: they were committed
+    /// before it), all read at one instant with the subscription's start.
+    ///
+    /// - Parameters:
+    ///   - id: The subscription's identifier.
+    ///   - end: Ends the stream; called when the store is unregistered or released.
+    ///   - makeEntry: Creates the subscription. Called under the store's lock.
+    func addStream(
+        id: UInt64,
+        end: @escaping @Sendable () -> Void,
+        makeEntry: (_ current: State, _ queued: Int) -> ObserverEntry
+    ) {
+        lock.withLock {
+            observerSet = observerSet.adding(makeEntry(storage.pointee, pendingChanges.count))
+            streamEnds[id] = end
+        }
+    }
+
+    /// Removes a state stream's subscription.
+    func removeStream(id: UInt64) {
+        lock.withLock {
+            if let smaller = observerSet.removing(where: { $0.id == id }) { observerSet = smaller }
+            streamEnds[id] = nil
+        }
+    }
+
+    /// Ends every state stream (the store was unregistered).
+    func endStateStreams() {
+        let ends = lock.withLock {
+            defer { streamEnds = [:] }
+            return streamEnds
+        }
+        for end in ends.values {
+            end()
         }
     }
 

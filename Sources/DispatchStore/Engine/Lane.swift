@@ -43,6 +43,11 @@ final class Lane: @unchecked Sendable {
     @exclusivity(unchecked) private var resumedWhileDriving = false
     @exclusivity(unchecked) private var outstanding = 0
     @exclusivity(unchecked) private var idleWaiters = 0
+    /// Set by a cancelling shutdown: every job taken from the queue from then on is cancelled first.
+    @exclusivity(unchecked) private var cancelsJobs = false
+    /// How many jobs completed, and how many of them a shutdown cancelled, since the lane was created.
+    @exclusivity(unchecked) private var completedJobs = 0
+    @exclusivity(unchecked) private var cancelledJobs = 0
     /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
     @exclusivity(unchecked) private var spareRuns: [TransactionRun] = []
     /// The dispatcher, held strongly only while jobs are outstanding: its runs do not count
@@ -174,6 +179,23 @@ final class Lane: @unchecked Sendable {
         lock.withLock { outstanding == 0 }
     }
 
+    /// How many jobs completed, and how many of them were cancelled by ``cancelQueuedJobs()``.
+    var counts: (completed: Int, cancelled: Int) {
+        lock.withLock { (completedJobs, cancelledJobs) }
+    }
+
+    /// Cancels every job taken from the queue from now on (a shutdown cancelling what is in flight).
+    func cancelQueuedJobs() {
+        lock.withLock { cancelsJobs = true }
+    }
+
+    /// Cancels `job` if the lane cancels its jobs (as told when `job` was taken from the queue).
+    ///
+    /// - Returns: 1 when this cancelled the job, 0 otherwise.
+    private func cancelIfNeeded(_ job: TransactionRun, cancelling: Bool) -> Int {
+        cancelling && job.requestCancel() ? 1 : 0
+    }
+
     /// Registers (or unregisters) a thread waiting for the lane to become idle.
     func addIdleWaiter(_ delta: Int) {
         lock.withLock { idleWaiters += delta }
@@ -182,13 +204,17 @@ final class Lane: @unchecked Sendable {
     /// Drives the queued jobs on the calling thread (the main lane, from the main queue, while
     /// waiting for the dispatcher to become idle).
     func drainOnCurrentThread() {
+        var cancelled = 0
         while true {
             lock.lock()
+            cancelledJobs += cancelled
             guard let job = jobs.popFirst() else {
                 lock.unlock()
                 return
             }
+            let cancelling = cancelsJobs
             lock.unlock()
+            cancelled = cancelIfNeeded(job, cancelling: cancelling)
             if job.drive() == .completed { adoptedJobCompleted() }
         }
     }
@@ -200,12 +226,16 @@ final class Lane: @unchecked Sendable {
     private func drain(_ slot: Int) {
         let batch = batchBuffers[slot]
         var completed = 0
+        var cancelled = 0
         var driven = 0
         var reusable: [TransactionRun] = []
         while true {
             lock.lock()
             let (signal, released) = completeLocked(completed)
             completed = 0
+            cancelledJobs += cancelled
+            cancelled = 0
+            let cancelling = cancelsJobs
             let kept = min(reusable.count, Lane.spareLimit - spareRuns.count)
             if kept > 0 { spareRuns.append(contentsOf: reusable[..<kept]) }
             if kind == .main && driven >= Lane.mainBatchLimit && !jobs.isEmpty {
@@ -235,6 +265,7 @@ final class Lane: @unchecked Sendable {
             for position in 0..<count {
                 var job = (batch + position).move()
                 driven += 1
+                if _slowPath(cancelling) { cancelled += cancelIfNeeded(job, cancelling: true) }
                 if drive(job, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
                     completed += 1
                     if job.isReusable && isKnownUniquelyReferenced(&job) {
@@ -244,6 +275,7 @@ final class Lane: @unchecked Sendable {
                 } else if kind == .serial {
                     lock.lock()
                     let (_, released) = completeLocked(completed)
+                    cancelledJobs += cancelled
                     lock.unlock()
                     released?.laneBecameIdle()
                     return
@@ -290,6 +322,7 @@ final class Lane: @unchecked Sendable {
     private func completeLocked(_ count: Int = 1) -> (Bool, Dispatcher?) {
         guard count > 0 else { return (false, nil) }
         outstanding -= count
+        completedJobs += count
         guard outstanding == 0 else { return (false, nil) }
         let released = keepAlive
         keepAlive = nil

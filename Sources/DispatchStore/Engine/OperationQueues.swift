@@ -17,4 +17,7 @@ enum OperationQueues {
     ///
     /// Serial, so it gets a thread even when the worker pool is busy.
     static let timers = DispatchQueue(label: "DispatchStore.timeouts")
+
+    /// Reports the dispatches a shut-down dispatcher rejects.
+    static let rejections = DispatchQueue(label: "DispatchStore.rejections")
 }

@@ -27,6 +27,8 @@ protocol StoreEntry: AnyStore {
     func deliverPendingChanges()
     func claim(for dispatcher: ObjectIdentifier) -> Bool
     func release(from dispatcher: ObjectIdentifier)
+    /// Ends the store's state streams: it was unregistered.
+    func endStateStreams()
 
     /// Asks the reducer for the operation of `action` and starts it on the calling thread.
     ///

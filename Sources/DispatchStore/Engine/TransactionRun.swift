@@ -210,14 +210,24 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     // MARK: TransactionControl
 
     func cancel() {
-        let running: [Operation] = lock.withLock {
-            guard !isComplete, !cancelRequested else { return [] }
+        requestCancel()
+    }
+
+    /// Cancels the run's operations that have not finished yet.
+    ///
+    /// - Returns: Whether this call cancelled the run: `false` when it had completed or was cancelled
+    ///   already, or reaches no store.
+    @discardableResult
+    func requestCancel() -> Bool {
+        let (cancelled, running): (Bool, [Operation]) = lock.withLock {
+            guard !isComplete, !cancelRequested else { return (false, []) }
             cancelRequested = true
-            return machine?.units.compactMap { $0.phase == .running ? $0.operation : nil } ?? []
+            return (true, machine?.units.compactMap { $0.phase == .running ? $0.operation : nil } ?? [])
         }
         for operation in running {
             operation.cancel()
         }
+        return cancelled && unmanagedRoute != nil
     }
 
     // MARK: Driving
@@ -334,7 +344,11 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// one at `running` runs.
     private func moveToStateMachine(running: Int, outcomes: [StoreOutcome], operations: [Operation?], failed: [Bool]) {
         let count = route?.receivers.count ?? 0
+        // A queued run now waits outside its lane: let a shutdown find it. (The run, no longer
+        // reusable, keeps its identity.)
+        let cancelNow = lane != nil && dispatcher?.suspendedRuns.add(self) == true
         lock.withLock {
+            if cancelNow { cancelRequested = true }
             machineLocked.units = (0..<count).map { index in
                 guard index <= running else { return Unit() }
                 guard index < running else { return Unit(phase: .running, announced: true) }
@@ -367,6 +381,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                     }
                 }
                 complete(outcomes: outcomes)
+                if lane != nil { dispatcher?.suspendedRuns.remove(self) }
                 return .completed
             case .suspend:
                 return .suspended
@@ -576,5 +591,39 @@ extension Duration {
         let total = nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
         guard !total.overflow, total.partialValue <= Int64(Int.max) else { return .never }
         return .nanoseconds(Int(total.partialValue))
+    }
+}
+
+/// The queued runs that wait for an operation (they left their lane), so that a shutdown can
+/// cancel them; once cancelling, runs that start waiting later are cancelled as they register.
+final class SuspendedRuns: Sendable {
+    private let state = Locked<(runs: [ObjectIdentifier: TransactionRun], cancelling: Bool)>(([:], false))
+
+    /// Adds a run that waits for an operation.
+    ///
+    /// - Returns: Whether the run must cancel itself (a shutdown is cancelling everything).
+    func add(_ run: TransactionRun) -> Bool {
+        state.withLock { state in
+            state.runs[ObjectIdentifier(run)] = run
+            return state.cancelling
+        }
+    }
+
+    /// Removes a run that completed.
+    func remove(_ run: TransactionRun) {
+        state.withLock { state in
+            state.runs[ObjectIdentifier(run)] = nil
+        }
+    }
+
+    /// Cancels every waiting run, and every run that starts waiting from now on.
+    ///
+    /// - Returns: How many runs the call cancelled.
+    func cancelAll() -> Int {
+        let runs = state.withLock { state in
+            state.cancelling = true
+            return Array(state.runs.values)
+        }
+        return runs.reduce(0) { count, run in run.requestCancel() ? count + 1 : count }
     }
 }

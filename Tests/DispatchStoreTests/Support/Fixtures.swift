@@ -131,3 +131,34 @@ func dispatchAndWait<Action: ActionType>(
     guard done.wait() else { return nil }
     return result.current
 }
+
+/// A reducer whose operations run until they are cancelled, then finish (cancelled).
+final class CancellableCounterReducer: Reducer<Counter, CounterAction> {
+    /// Ticked when an operation's body starts.
+    let started: Countdown
+
+    init(started: Countdown = Countdown(1)) {
+        self.started = started
+    }
+
+    override func operation(
+        for action: CounterAction,
+        in store: Store<Counter, CounterAction>
+    ) -> ActionOperation<Counter, CounterAction> {
+        let started = started
+        return ActionOperation(action: action, store: store) { operation, _, _ in
+            operation.onCancel { operation.finish() }
+            started.tick()
+        }
+    }
+}
+
+/// Polls `condition` until it holds; `false` after `seconds` (a failure, not an ordering tool).
+func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}

@@ -48,19 +48,29 @@ extension Shared where Value == Int {
     }
 }
 
-/// A one-way gate that threads wait on until it opens.
+/// A one-way gate that threads and tasks wait on until it opens.
 ///
-/// Used instead of sleeps to order events.
+/// Used instead of sleeps to order events. Async code uses the `async` `wait`, which suspends
+/// instead of blocking one of the few threads of Swift's cooperative pool.
 final class Gate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let opened = Shared(false)
+    private let state = Shared<(opened: Bool, waiters: [Int: CheckedContinuation<Bool, Never>], next: Int)>(
+        (false, [:], 0)
+    )
 
     func open() {
-        let first = opened.withLock { opened in
-            defer { opened = true }
-            return !opened
+        let (first, waiters) = state.withLock { state in
+            defer {
+                state.opened = true
+                state.waiters = [:]
+            }
+            return (!state.opened, Array(state.waiters.values))
         }
-        if first { semaphore.signal() }
+        guard first else { return }
+        semaphore.signal()
+        for waiter in waiters {
+            waiter.resume(returning: true)
+        }
     }
 
     /// Waits until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
@@ -71,8 +81,28 @@ final class Gate: Sendable {
         return true
     }
 
+    /// Suspends until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
+    @discardableResult
+    func wait(seconds: Double = 10) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let number: Int? = state.withLock { state in
+                guard !state.opened else { return nil }
+                state.next += 1
+                state.waiters[state.next] = continuation
+                return state.next
+            }
+            guard let number else {
+                continuation.resume(returning: true)
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [state] in
+                state.withLock { $0.waiters.removeValue(forKey: number) }?.resume(returning: false)
+            }
+        }
+    }
+
     var isOpen: Bool {
-        opened.current
+        state.current.opened
     }
 }
 
@@ -97,6 +127,11 @@ final class Countdown: Sendable {
     @discardableResult
     func wait(seconds: Double = 30) -> Bool {
         done.wait(seconds: seconds)
+    }
+
+    @discardableResult
+    func wait(seconds: Double = 30) async -> Bool {
+        await done.wait(seconds: seconds)
     }
 }
 

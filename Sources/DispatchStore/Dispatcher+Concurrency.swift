@@ -1,0 +1,226 @@
+import Foundation
+
+extension Dispatcher {
+    // MARK: Awaiting a dispatch
+
+    /// Dispatches an action and suspends until its transaction ends, returning the result.
+    ///
+    /// The same dispatch as ``dispatch(_:to:mode:timeout:then:)``, for async code: the result comes
+    /// back once every reached store's operation has finished, its state is committed and its
+    /// observers ran. Cancelling the awaiting task cancels the transaction (``Transaction/cancel()``):
+    /// operations not started yet are skipped, running ones see `isCancelled`, and the result lists
+    /// the cancelled stores (``DispatchResult/wasCancelled``). A task that is cancelled already
+    /// still makes its transaction, with every store cancelled, so that middleware see it.
+    ///
+    /// ```swift
+    /// let result = await dispatcher.perform(CounterAction.add(2))
+    /// if result.succeeded { print(store.state.count) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - action: The action.
+    ///   - identifier: The identifier of the one store to reach; `nil` reaches every store whose
+    ///     action type is the action's type.
+    ///   - mode: Where the operations run; ``DispatchMode/async`` by default. With
+    ///     ``DispatchMode/sync`` they run on the awaiting task's thread, which they then block:
+    ///     keep that for reductions that finish at once.
+    ///   - timeout: How long the operations may run once started; see
+    ///     ``dispatch(_:to:mode:timeout:then:)``.
+    /// - Returns: How the transaction ended; after ``shutdown(_:timeout:)``, a result whose error is
+    ///   ``DispatchError/Code/shutDown``.
+    /// - Note: Named `perform` rather than overloading `dispatch`, so that a `dispatch` call in async
+    ///   code keeps returning at once.
+    @discardableResult
+    public func perform<Action: ActionType>(
+        _ action: Action,
+        to identifier: String? = nil,
+        mode: DispatchMode = .async,
+        timeout: Duration? = nil
+    ) async -> DispatchResult {
+        let handle = TransactionHandle()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<DispatchResult, Never>) in
+                let transaction = withUnsafePointer(to: action) { pointer in
+                    dispatch(
+                        pointer: UnsafeRawPointer(pointer),
+                        action: action,
+                        type: ObjectIdentifier(Action.self),
+                        to: identifier,
+                        mode: mode,
+                        timeout: timeout,
+                        startCancelled: Task.isCancelled,
+                        then: { result in continuation.resume(returning: result) }
+                    )
+                }
+                handle.set(transaction)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+
+    // MARK: Idleness and shutdown
+
+    /// Suspends until no `.async`, `.serial` or `.mainThread` transaction is queued or running.
+    ///
+    /// The task is suspended, not blocked: it may run on the main actor, whose queue then runs the
+    /// queued `.mainThread` transactions meanwhile.
+    ///
+    /// ```swift
+    /// for order in orders { dispatcher.dispatch(order, mode: .serial) }
+    /// await dispatcher.waitUntilIdle()
+    /// ```
+    ///
+    /// - Parameter timeout: The longest to wait; `nil` waits as long as it takes.
+    /// - Returns: `true` once idle; `false` when the timeout passed or the task was cancelled first.
+    /// - Note: Another task may dispatch again right after this returns. `.sync` dispatches running
+    ///   on other threads are not waited for: they end before their own `dispatch` call returns.
+    @discardableResult
+    public func waitUntilIdle(timeout: Duration? = nil) async -> Bool {
+        let waiter = Locked<UInt64?>(nil)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                guard let number = addIdleContinuation(continuation) else {
+                    continuation.resume(returning: true)
+                    return
+                }
+                waiter.withLock { $0 = number }
+                if Task.isCancelled {
+                    resumeIdleWaiter(number, returning: false)
+                } else if let timeout {
+                    OperationQueues.timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                        self?.resumeIdleWaiter(number, returning: false)
+                    }
+                }
+            }
+        } onCancel: {
+            if let number = waiter.withLock({ $0 }) { resumeIdleWaiter(number, returning: false) }
+        }
+    }
+
+    /// Stops taking new actions, then finishes or cancels the transactions in flight, and reports
+    /// what happened.
+    ///
+    /// From the moment this is called, every dispatch is rejected: no store sees it, and its
+    /// completion (and each middleware's `didFinish`) receives a result whose error is
+    /// ``DispatchError/Code/shutDown`` and that lists no store. That includes actions dispatched by
+    /// operations or observers while the shutdown drains. Then, with ``ShutdownPolicy/drain``, the
+    /// transactions already queued or running finish normally; with ``ShutdownPolicy/cancel``,
+    /// they are cancelled (``Transaction/cancel()``), which skips what has not started. Either way
+    /// each still gets its one completion.
+    ///
+    /// ```swift
+    /// let report = await dispatcher.shutdown(timeout: .seconds(10))
+    /// print(report)  // shutdown: 12 transactions completed (0 cancelled), 1 dispatch rejected, idle
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - policy: Whether to let the transactions in flight finish (the default) or cancel them.
+    ///   - timeout: The longest to wait for them. When it passes, the transactions still in flight
+    ///     are cancelled and waited for once more, at most as long again; `nil` waits as long as it
+    ///     takes.
+    /// - Returns: What the shutdown did. Calling it again waits again and reports again; the
+    ///   dispatcher stays shut down.
+    /// - Note: Like ``waitUntilIdle(timeout:)``, this does not wait for `.sync` dispatches running on
+    ///   other threads. A `.mainThread` transaction needs the main queue running to end.
+    @discardableResult
+    public func shutdown(_ policy: ShutdownPolicy = .drain, timeout: Duration? = nil) async -> ShutdownReport {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let before = close()
+        var cancelled = 0
+        var timedOut = false
+        if policy == .cancel { cancelled += cancelInFlight() }
+        var idle = await waitUntilIdle(timeout: timeout)
+        if !idle {
+            timedOut = true
+            cancelled += cancelInFlight()
+            idle = await waitUntilIdle(timeout: timeout)
+        }
+        let after = laneCounts
+        return ShutdownReport(
+            completed: after.completed - before.completed,
+            cancelled: cancelled + after.cancelled - before.cancelled,
+            rejected: rejectedDispatches,
+            timedOut: timedOut,
+            isIdle: idle,
+            duration: clock.now - start
+        )
+    }
+}
+
+/// What ``Dispatcher/shutdown(_:timeout:)`` does with the transactions in flight.
+public enum ShutdownPolicy: Sendable, Hashable {
+    /// Let every queued or running transaction finish normally.
+    case drain
+    /// Cancel the queued and running transactions: operations not started are skipped, running
+    /// ones are asked to stop.
+    case cancel
+}
+
+/// What a ``Dispatcher/shutdown(_:timeout:)`` did.
+public struct ShutdownReport: Sendable, Hashable, CustomStringConvertible {
+    /// How many queued transactions (`.async`, `.serial`, `.mainThread`) ended while the shutdown
+    /// waited, whichever way they ended.
+    public let completed: Int
+    /// How many of them the shutdown cancelled (the ``ShutdownPolicy/cancel`` policy, or the timeout).
+    public let cancelled: Int
+    /// How many dispatches were rejected from the start of the first shutdown until this report.
+    public let rejected: Int
+    /// Whether the timeout passed with transactions still in flight (they were then cancelled).
+    public let timedOut: Bool
+    /// Whether nothing was left in flight when the report was made.
+    public let isIdle: Bool
+    /// How long the shutdown took.
+    public let duration: Duration
+
+    /// Creates a report; the dispatcher creates these, tests may too.
+    ///
+    /// - Parameters:
+    ///   - completed: Transactions that ended during the shutdown.
+    ///   - cancelled: How many of them the shutdown cancelled.
+    ///   - rejected: Dispatches rejected since the shutdown began.
+    ///   - timedOut: Whether the timeout passed.
+    ///   - isIdle: Whether nothing was left in flight.
+    ///   - duration: How long the shutdown took.
+    public init(completed: Int, cancelled: Int, rejected: Int, timedOut: Bool, isIdle: Bool, duration: Duration) {
+        self.completed = completed
+        self.cancelled = cancelled
+        self.rejected = rejected
+        self.timedOut = timedOut
+        self.isIdle = isIdle
+        self.duration = duration
+    }
+
+    /// A line such as `shutdown: 12 transactions completed (0 cancelled), 1 dispatch rejected, idle`.
+    public var description: String {
+        func count(_ value: Int, _ noun: String, _ plural: String) -> String {
+            "\(value) \(value == 1 ? noun : plural)"
+        }
+        let state = isIdle ? "idle" : "not idle"
+        return "shutdown: \(count(completed, "transaction", "transactions")) completed (\(cancelled) cancelled), "
+            + "\(count(rejected, "dispatch", "dispatches")) rejected, \(timedOut ? "timed out, " : "")\(state)"
+    }
+}
+
+/// The transaction of an awaited dispatch, for the task's cancellation handler, which may run
+/// before the dispatch returned it.
+private final class TransactionHandle: Sendable {
+    private let state = Locked<(transaction: Transaction?, cancelled: Bool)>((nil, false))
+
+    func set(_ transaction: Transaction) {
+        let cancelNow = state.withLock { state in
+            state.transaction = transaction
+            return state.cancelled
+        }
+        if cancelNow { transaction.cancel() }
+    }
+
+    func cancel() {
+        let transaction = state.withLock { state in
+            state.cancelled = true
+            return state.transaction
+        }
+        transaction?.cancel()
+    }
+}
