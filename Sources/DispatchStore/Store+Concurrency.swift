@@ -33,7 +33,8 @@ extension Store {
         continuation.onTermination = { [weak self] _ in
             self?.removeStream(id: id)
         }
-        addStream(id: id, end: { continuation.finish() }) { current, queued in
+        let end: @Sendable () -> Void = { continuation.finish() }
+        addStream(id: id, end: end) { current, queued in
             continuation.yield(current)
             // Only touched by the delivery loop, under the store's delivery lock.
             var skipped = 0
