@@ -5,7 +5,7 @@ struct Counter: StateType, Equatable {
     var count = 0
 }
 
-enum CounterAction: ActionType, Equatable {
+enum CounterAction: ActionType, Equatable, Codable {
     case increase
     case add(Int)
 }
