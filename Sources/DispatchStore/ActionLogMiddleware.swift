@@ -99,8 +99,9 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
         lock.withLock { failed }
     }
 
-    /// Closes the file; transactions finishing later are counted as failures. Calling it again does
-    /// nothing.
+    /// Closes the file.
+    ///
+    /// Transactions finishing later are counted as failures. Calling it again does nothing.
     public func close() {
         lock.withLock {
             if descriptor >= 0 { _ = closeDescriptor(descriptor) }
