@@ -12,19 +12,32 @@ let package = Package(
         .target(name: "DispatchStore"),
         .testTarget(
             name: "DispatchStoreTests",
-            dependencies: ["DispatchStore", "MainQueueProbe"]
+            dependencies: ["DispatchStore", "MainQueueProbe", "TestSupport"]
         ),
+        // What the test targets share: synchronisation helpers and running the built programs.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         // The todo demo: `swift run todo`.
         .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
         .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
-        .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo"]),
+        .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo", "TestSupport"]),
+        // The service demo: `swift run inventory`.
+        .target(name: "InventoryCore", dependencies: ["DispatchStore"], path: "Demos/InventoryCore"),
+        .executableTarget(
+            name: "inventory",
+            dependencies: ["InventoryCore", "DispatchStore"],
+            path: "Demos/inventory"
+        ),
+        .testTarget(
+            name: "InventoryTests",
+            dependencies: ["InventoryCore", "DispatchStore", "inventory", "TestSupport"]
+        ),
         // The benchmark: `swift run -c release dispatch-bench`.
         .executableTarget(
             name: "dispatch-bench",
             dependencies: ["DispatchStore", "TodoCore"],
             path: "Demos/dispatch-bench"
         ),
-        .testTarget(name: "DispatchBenchTests", dependencies: ["dispatch-bench"]),
+        .testTarget(name: "DispatchBenchTests", dependencies: ["dispatch-bench", "TestSupport"]),
         // A program the tests run to check `.mainThread` under RunLoop.main.run() and dispatchMain().
         .executableTarget(
             name: "MainQueueProbe",

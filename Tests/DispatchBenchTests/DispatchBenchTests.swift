@@ -1,24 +1,13 @@
 import Foundation
+import TestSupport
 import Testing
-
-/// The directory holding the built products (the benchmark sits next to the test bundle).
-private var productsDirectory: URL {
-    #if os(macOS)
-    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-        return bundle.bundleURL.deletingLastPathComponent()
-    }
-    return Bundle.main.bundleURL.deletingLastPathComponent()
-    #else
-    return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    #endif
-}
 
 @Suite("The benchmark program")
 struct DispatchBenchTests {
     @Test("a quick run checks every scenario's result and reports JSON with id, ns_per_op, baseline and ratio")
     func quickRun() throws {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("dispatch-bench")
+        process.executableURL = Executables.directory.appendingPathComponent("dispatch-bench")
         process.arguments = ["--scale", "0.002", "--repetitions", "1", "--json"]
         let output = Pipe()
         let errors = Pipe()
@@ -45,7 +34,7 @@ struct DispatchBenchTests {
     @Test("bad arguments are refused with a message")
     func badArguments() throws {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("dispatch-bench")
+        process.executableURL = Executables.directory.appendingPathComponent("dispatch-bench")
         process.arguments = ["--scale", "zero"]
         let errors = Pipe()
         process.standardError = errors

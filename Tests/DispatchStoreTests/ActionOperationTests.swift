@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 import Testing
 
 /// Calls `finish()` twice and records what each call returned.

@@ -1,5 +1,6 @@
 import Dispatch
 import DispatchStore
+import TestSupport
 import Testing
 
 // The call sites of the core issue, written as a newcomer would from the README.

@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 import Testing
 
 /// Records, when its operation starts, the counter store's state and its own dependencies.

@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 import Testing
 
 /// A key set on the main queue by the tests, to tell whether code runs on it.

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @Suite("The main queue on Linux, in a real program")

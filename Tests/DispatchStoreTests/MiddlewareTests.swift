@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 import Testing
 
 /// Appends `name:hook:store` lines to a log shared with other middleware and observers.

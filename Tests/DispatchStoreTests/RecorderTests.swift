@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 import Testing
 
 /// A dispatcher with a counter and a text store (two state types), and a recorder.

@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Stress")

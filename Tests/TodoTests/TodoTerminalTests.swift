@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -30,7 +31,7 @@ private final class TerminalSession: @unchecked Sendable {
         let slave = open(name, O_RDWR | O_NOCTTY)
         guard slave >= 0 else { throw TerminalTestError(message: "cannot open \(name)") }
         let handle = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
-        process.executableURL = productsDirectory.appendingPathComponent("todo")
+        process.executableURL = Executables.directory.appendingPathComponent("todo")
         process.arguments = ["--file", file]
         process.environment = ProcessInfo.processInfo.environment.merging(["TERM": "xterm"].merging(environment) { $1 })
         { $1 }

@@ -1,5 +1,6 @@
 import DispatchStore
 import Foundation
+import TestSupport
 
 struct Counter: StateType, Equatable {
     var count = 0

@@ -2,35 +2,35 @@ import Dispatch
 import Foundation
 
 /// A value shared between test threads.
-final class Shared<Value>: @unchecked Sendable {
+public final class Shared<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched while holding `lock`.
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
-    var current: Value {
+    public var current: Value {
         withLock { $0 }
     }
 }
 
 extension Shared where Value: RangeReplaceableCollection {
-    func append(_ element: Value.Element) {
+    public func append(_ element: Value.Element) {
         withLock { $0.append(element) }
     }
 }
 
 extension Shared where Value == Bool {
     /// Sets the flag; `true` only for the first caller.
-    func claimFirst() -> Bool {
+    public func claimFirst() -> Bool {
         withLock { value in
             defer { value = true }
             return !value
@@ -40,7 +40,7 @@ extension Shared where Value == Bool {
 
 extension Shared where Value == Int {
     @discardableResult
-    func increment() -> Int {
+    public func increment() -> Int {
         withLock { value in
             value += 1
             return value
@@ -52,13 +52,15 @@ extension Shared where Value == Int {
 ///
 /// Used instead of sleeps to order events. Async code uses the `async` `wait`, which suspends
 /// instead of blocking one of the few threads of Swift's cooperative pool.
-final class Gate: Sendable {
+public final class Gate: Sendable {
+    public init() {}
+
     private let semaphore = DispatchSemaphore(value: 0)
     private let state = Shared<(opened: Bool, waiters: [Int: CheckedContinuation<Bool, Never>], next: Int)>(
         (false, [:], 0)
     )
 
-    func open() {
+    public func open() {
         let (first, waiters) = state.withLock { state in
             defer {
                 state.opened = true
@@ -75,7 +77,7 @@ final class Gate: Sendable {
 
     /// Waits until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
     @discardableResult
-    func wait(seconds: Double = 10) -> Bool {
+    public func wait(seconds: Double = 10) -> Bool {
         guard semaphore.wait(timeout: .now() + seconds) == .success else { return false }
         semaphore.signal()
         return true
@@ -83,7 +85,7 @@ final class Gate: Sendable {
 
     /// Suspends until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
     @discardableResult
-    func wait(seconds: Double = 10) async -> Bool {
+    public func wait(seconds: Double = 10) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let number: Int? = state.withLock { state in
                 guard !state.opened else { return nil }
@@ -101,22 +103,22 @@ final class Gate: Sendable {
         }
     }
 
-    var isOpen: Bool {
+    public var isOpen: Bool {
         state.current.opened
     }
 }
 
 /// Counts down to zero; `wait` returns when it gets there.
-final class Countdown: Sendable {
+public final class Countdown: Sendable {
     private let remaining: Shared<Int>
     private let done = Gate()
 
-    init(_ count: Int) {
+    public init(_ count: Int) {
         remaining = Shared(count)
         if count == 0 { done.open() }
     }
 
-    func tick() {
+    public func tick() {
         let left = remaining.withLock { value in
             value -= 1
             return value
@@ -125,24 +127,24 @@ final class Countdown: Sendable {
     }
 
     @discardableResult
-    func wait(seconds: Double = 30) -> Bool {
+    public func wait(seconds: Double = 30) -> Bool {
         done.wait(seconds: seconds)
     }
 
     @discardableResult
-    func wait(seconds: Double = 30) async -> Bool {
+    public func wait(seconds: Double = 30) async -> Bool {
         await done.wait(seconds: seconds)
     }
 }
 
 /// Runs `body` on a new thread (not on a worker of libdispatch's pool, which the parallel tests'
 /// blocking waits can exhaust).
-func onNewThread(_ body: @escaping @Sendable () -> Void) {
+public func onNewThread(_ body: @escaping @Sendable () -> Void) {
     Thread.detachNewThread(body)
 }
 
 /// Runs `body` on `count` threads at once and waits for all of them.
-func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+public func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()

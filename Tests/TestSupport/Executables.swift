@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 
 /// Runs the package's executables (built next to the test bundle) as subprocesses.
-enum Executables {
+public enum Executables {
     /// The directory holding the built products.
-    static var directory: URL {
+    public static var directory: URL {
         #if os(macOS)
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
             return bundle.bundleURL.deletingLastPathComponent()
@@ -14,15 +14,15 @@ enum Executables {
         #endif
     }
 
-    struct Output {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-        var timedOut: Bool
+    public struct Output: Sendable {
+        public var status: Int32
+        public var standardOutput: String
+        public var standardError: String
+        public var timedOut: Bool
     }
 
     /// Runs `name` with `arguments`, feeding it `input`, and waits at most `timeout` for it to exit.
-    static func run(
+    public static func run(
         _ name: String,
         _ arguments: [String] = [],
         input: Data? = nil,

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Parses one line of the service's input into an action.
+///
+/// The input is JSON Lines, one event per line:
+///
+/// ```json
+/// {"event": "restock", "item": "apple", "quantity": 10}
+/// {"event": "order", "id": "o-1", "item": "apple", "quantity": 3}
+/// {"event": "cancel", "id": "o-1"}
+/// ```
+public enum Event {
+    /// The largest quantity one event may carry.
+    public static let maximumQuantity = 1_000_000_000
+
+    /// Why a line is not an event: a sentence for the operator, without the line number.
+    public struct Problem: Error, Equatable, CustomStringConvertible {
+        public let description: String
+
+        init(_ description: String) {
+            self.description = description
+        }
+    }
+
+    private struct Fields: Decodable {
+        let event: String
+        let id: String?
+        let item: String?
+        /// Read as a number of any kind (a fraction would otherwise fail as "not valid JSON"), then
+        /// checked to be whole.
+        let quantity: Double?
+    }
+
+    /// The action a line describes.
+    ///
+    /// - Parameter line: One line of input, without its newline.
+    /// - Returns: The action.
+    /// - Throws: ``Problem`` saying what is wrong with the line.
+    public static func parse(_ line: String) throws(Problem) -> InventoryAction {
+        let fields: Fields
+        do {
+            fields = try JSONDecoder().decode(Fields.self, from: Data(line.utf8))
+        } catch {
+            throw Problem(describe(error))
+        }
+        switch fields.event {
+        case "restock":
+            return .restock(item: try item(fields), quantity: try quantity(fields))
+        case "order":
+            return .order(id: try id(fields), item: try item(fields), quantity: try quantity(fields))
+        case "cancel":
+            return .cancel(id: try id(fields))
+        default:
+            throw Problem("unknown event \"\(fields.event)\" (expected restock, order or cancel)")
+        }
+    }
+
+    private static func item(_ fields: Fields) throws(Problem) -> String {
+        guard let item = fields.item?.trimmingCharacters(in: .whitespaces), !item.isEmpty else {
+            throw Problem("\(fields.event) needs a non-empty \"item\"")
+        }
+        return item
+    }
+
+    private static func id(_ fields: Fields) throws(Problem) -> String {
+        guard let id = fields.id?.trimmingCharacters(in: .whitespaces), !id.isEmpty else {
+            throw Problem("\(fields.event) needs a non-empty \"id\"")
+        }
+        return id
+    }
+
+    private static func quantity(_ fields: Fields) throws(Problem) -> Int {
+        guard let quantity = fields.quantity else {
+            throw Problem("\(fields.event) needs a \"quantity\"")
+        }
+        guard quantity.rounded() == quantity else {
+            throw Problem("\"quantity\" must be a whole number, not \(quantity)")
+        }
+        guard quantity >= 1 && quantity <= Double(maximumQuantity) else {
+            throw Problem(
+                "\"quantity\" must be between 1 and \(maximumQuantity), not \(Int(exactly: quantity).map(String.init) ?? "\(quantity)")"
+            )
+        }
+        return Int(quantity)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _):
+            return "missing \"\(key.stringValue)\""
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            guard let key = context.codingPath.last?.stringValue else { return "not a JSON object" }
+            return key == "quantity" ? "\"quantity\" must be a whole number" : "\"\(key)\" must be a string"
+        case DecodingError.dataCorrupted(let context):
+            if let key = context.codingPath.last?.stringValue {
+                return key == "quantity" ? "\"quantity\" must be a whole number" : "\"\(key)\" is not valid"
+            }
+            return "not valid JSON"
+        default:
+            return "not valid JSON"
+        }
+    }
+}

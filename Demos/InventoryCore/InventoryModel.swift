@@ -1,0 +1,126 @@
+public import DispatchStore
+
+/// One event of the inventory service: what arrives on standard input, and what the action log keeps.
+public enum InventoryAction: ActionType, Codable, Equatable {
+    /// Adds `quantity` units of `item` to the stock.
+    case restock(item: String, quantity: Int)
+    /// Orders `quantity` units of `item`: reserved when the stock has them, refused otherwise.
+    case order(id: String, item: String, quantity: Int)
+    /// Cancels the order `id`, giving its reserved units back to the stock.
+    case cancel(id: String)
+
+    /// The event's name in the input: `restock`, `order` or `cancel`.
+    public var kind: String {
+        switch self {
+        case .restock: "restock"
+        case .order: "order"
+        case .cancel: "cancel"
+        }
+    }
+}
+
+/// What the stock store decided for one event; the orders and audit stores read it (they wait for
+/// the stock store).
+public enum Outcome: Sendable, Equatable {
+    case restocked(item: String, quantity: Int)
+    case reserved(id: String, item: String, quantity: Int)
+    case refused(id: String, item: String, quantity: Int, available: Int)
+    case duplicate(id: String)
+    case cancelled(id: String, item: String, quantity: Int)
+    case cancelIgnored(id: String, reason: String)
+
+    /// The outcome's name in the summary.
+    public var kind: String {
+        switch self {
+        case .restocked: "restocked"
+        case .reserved: "reserved"
+        case .refused: "refused"
+        case .duplicate: "duplicate"
+        case .cancelled: "cancelled"
+        case .cancelIgnored: "cancel_ignored"
+        }
+    }
+
+    /// Whether an operator should hear of it at the default log level.
+    public var isNotable: Bool {
+        switch self {
+        case .restocked, .reserved, .cancelled: false
+        case .refused, .duplicate, .cancelIgnored: true
+        }
+    }
+
+    /// A phrase for the log, such as `reserved 3 x apple for order o-1`.
+    public var text: String {
+        switch self {
+        case .restocked(let item, let quantity): "restocked \(quantity) x \(item)"
+        case .reserved(let id, let item, let quantity): "reserved \(quantity) x \(item) for order \(id)"
+        case .refused(let id, let item, let quantity, let available):
+            "refused order \(id): \(quantity) x \(item) wanted, \(available) in stock"
+        case .duplicate(let id): "ignored order \(id): an order with this id was already placed"
+        case .cancelled(let id, let item, let quantity): "cancelled order \(id): \(quantity) x \(item) back in stock"
+        case .cancelIgnored(let id, let reason): "ignored cancel of order \(id): \(reason)"
+        }
+    }
+}
+
+/// Units held for one order.
+public struct Reservation: Sendable, Equatable {
+    public var item: String
+    public var quantity: Int
+}
+
+/// The stock store's state: units available per item and the reservations of open orders.
+public struct StockState: StateType {
+    /// Units in stock and not reserved, per item.
+    public var available: [String: Int] = [:]
+    /// The open orders' reservations, by order id.
+    public var reservations: [String: Reservation] = [:]
+    /// Every order id seen, open or not.
+    public var orderIDs: Set<String> = []
+    /// What the last event did.
+    public var lastOutcome: Outcome?
+
+    public init() {}
+
+    /// Units reserved by open orders, per item.
+    public var reserved: [String: Int] {
+        reservations.values.reduce(into: [:]) { totals, reservation in
+            totals[reservation.item, default: 0] += reservation.quantity
+        }
+    }
+}
+
+/// The status of one order.
+public enum OrderStatus: String, Sendable, Equatable {
+    case reserved
+    case refused
+    case cancelled
+}
+
+/// The orders store's state: every order and its status.
+public struct OrdersState: StateType {
+    public var statuses: [String: OrderStatus] = [:]
+    /// Orders ignored because their id was taken.
+    public var duplicates = 0
+
+    public init() {}
+
+    /// How many orders have each status.
+    public var counts: [OrderStatus: Int] {
+        statuses.values.reduce(into: [:]) { counts, status in counts[status, default: 0] += 1 }
+    }
+}
+
+/// The audit store's state: a count of every event and outcome.
+public struct AuditState: StateType {
+    /// Events handled.
+    public var events = 0
+    /// Events per kind (`restock`, `order`, `cancel`).
+    public var kinds: [String: Int] = [:]
+    /// Events per outcome (`reserved`, `refused`, ...).
+    public var outcomes: [String: Int] = [:]
+    /// Units added by restocks.
+    public var unitsRestocked = 0
+
+    public init() {}
+}

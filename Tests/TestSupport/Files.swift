@@ -1,0 +1,19 @@
+public import Foundation
+
+/// A fresh directory under the system's temporary directory, removed by `remove()`.
+public struct TemporaryDirectory: Sendable {
+    public let url: URL
+
+    public init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("dispatchstore-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    public func file(_ name: String) -> URL {
+        url.appendingPathComponent(name)
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
