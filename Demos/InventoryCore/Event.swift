@@ -15,6 +15,7 @@ public enum Event {
 
     /// Why a line is not an event: a sentence for the operator, without the line number.
     public struct Problem: Error, Equatable, CustomStringConvertible {
+        /// The sentence.
         public let description: String
 
         init(_ description: String) {

@@ -65,7 +65,9 @@ public enum Outcome: Sendable, Equatable {
 
 /// Units held for one order.
 public struct Reservation: Sendable, Equatable {
+    /// The item reserved.
     public var item: String
+    /// How many units.
     public var quantity: Int
 }
 
@@ -80,6 +82,7 @@ public struct StockState: StateType {
     /// What the last event did.
     public var lastOutcome: Outcome?
 
+    /// An empty stock.
     public init() {}
 
     /// Units reserved by open orders, per item.
@@ -99,10 +102,12 @@ public enum OrderStatus: String, Sendable, Equatable {
 
 /// The orders store's state: every order and its status.
 public struct OrdersState: StateType {
+    /// Each order's status, by order id.
     public var statuses: [String: OrderStatus] = [:]
     /// Orders ignored because their id was taken.
     public var duplicates = 0
 
+    /// No orders.
     public init() {}
 
     /// How many orders have each status.
@@ -122,5 +127,6 @@ public struct AuditState: StateType {
     /// Units added by restocks.
     public var unitsRestocked = 0
 
+    /// Nothing counted yet.
     public init() {}
 }

@@ -24,9 +24,13 @@ public final class InventoryService: @unchecked Sendable {
         case verbose
     }
 
+    /// The dispatcher the events go through.
     public let dispatcher = Dispatcher()
+    /// Units per item and the reservations of open orders.
     public let stock: Store<StockState, InventoryAction>
+    /// Each order's status; waits for `stock`.
     public let orders: Store<OrdersState, InventoryAction>
+    /// Counts of every event and outcome; waits for `orders`.
     public let audit: Store<AuditState, InventoryAction>
     private let actionLog: ActionLogMiddleware?
     private let diagnostics: @Sendable (String) -> Void
@@ -162,6 +166,7 @@ public final class InventoryService: @unchecked Sendable {
 
 /// The JSON the service prints on standard output when it stops.
 public struct Summary: Codable, Equatable, Sendable {
+    /// What became of the input lines.
     public struct Lines: Codable, Equatable, Sendable {
         /// Lines read from the input.
         public var read: Int
@@ -171,6 +176,7 @@ public struct Summary: Codable, Equatable, Sendable {
         public var bad: Int
     }
 
+    /// How many orders have each status.
     public struct Orders: Codable, Equatable, Sendable {
         /// Orders holding a reservation.
         public var reserved: Int
@@ -182,35 +188,55 @@ public struct Summary: Codable, Equatable, Sendable {
         public var duplicates: Int
     }
 
+    /// The audit store's counts.
     public struct Audit: Codable, Equatable, Sendable {
+        /// Events handled.
         public var events: Int
+        /// Events per kind: `restock`, `order`, `cancel`.
         public var kinds: [String: Int]
+        /// Events per outcome: `reserved`, `refused`, `duplicate`, ...
         public var outcomes: [String: Int]
+        /// Units added by restocks.
         public var unitsRestocked: Int
     }
 
+    /// What the dispatcher's shutdown reported.
     public struct Shutdown: Codable, Equatable, Sendable {
+        /// Transactions that ended while the shutdown waited.
         public var completed: Int
+        /// How many of them were cancelled.
         public var cancelled: Int
+        /// Dispatches rejected after the shutdown began.
         public var rejected: Int
+        /// Whether nothing was left in flight.
         public var idle: Bool
     }
 
+    /// The action log, when one was written.
     public struct Log: Codable, Equatable, Sendable {
+        /// The log file.
         public var path: String
+        /// Lines written.
         public var written: Int
+        /// Lines that could not be written.
         public var failures: Int
     }
 
+    /// Why the service stopped: `end of input`, `SIGTERM`, `SIGINT` or a replay.
     public var reason: String
+    /// What became of the input lines.
     public var lines: Lines
     /// Units available per item.
     public var stock: [String: Int]
     /// Units reserved by open orders per item.
     public var reserved: [String: Int]
+    /// How many orders have each status.
     public var orders: Orders
+    /// The audit store's counts.
     public var audit: Audit
+    /// The shutdown report; `nil` for a replay.
     public var shutdown: Shutdown?
+    /// The action log; `nil` without `--log`.
     public var log: Log?
 
     /// The summary as pretty-printed JSON with sorted, snake_case keys.

@@ -14,10 +14,15 @@ public enum Executables {
         #endif
     }
 
+    /// What a program did.
     public struct Output: Sendable {
+        /// Its exit status.
         public var status: Int32
+        /// All it wrote to standard output.
         public var standardOutput: String
+        /// All it wrote to standard error.
         public var standardError: String
+        /// Whether it had to be killed after the timeout.
         public var timedOut: Bool
     }
 

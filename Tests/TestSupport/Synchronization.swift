@@ -7,22 +7,26 @@ public final class Shared<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
+    /// Shares `value`.
     public init(_ value: Value) {
         self.value = value
     }
 
+    /// Runs `body` with the value, under the lock.
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
+    /// The value now.
     public var current: Value {
         withLock { $0 }
     }
 }
 
 extension Shared where Value: RangeReplaceableCollection {
+    /// Appends `element`.
     public func append(_ element: Value.Element) {
         withLock { $0.append(element) }
     }
@@ -39,6 +43,7 @@ extension Shared where Value == Bool {
 }
 
 extension Shared where Value == Int {
+    /// Adds one and returns the new value.
     @discardableResult
     public func increment() -> Int {
         withLock { value in
@@ -53,6 +58,7 @@ extension Shared where Value == Int {
 /// Used instead of sleeps to order events. Async code uses the `async` `wait`, which suspends
 /// instead of blocking one of the few threads of Swift's cooperative pool.
 public final class Gate: Sendable {
+    /// A closed gate.
     public init() {}
 
     private let semaphore = DispatchSemaphore(value: 0)
@@ -60,6 +66,7 @@ public final class Gate: Sendable {
         (false, [:], 0)
     )
 
+    /// Opens the gate (once); every waiter goes on.
     public func open() {
         let (first, waiters) = state.withLock { state in
             defer {
@@ -103,6 +110,7 @@ public final class Gate: Sendable {
         }
     }
 
+    /// Whether the gate is open.
     public var isOpen: Bool {
         state.current.opened
     }
@@ -113,11 +121,13 @@ public final class Countdown: Sendable {
     private let remaining: Shared<Int>
     private let done = Gate()
 
+    /// Counts down from `count`.
     public init(_ count: Int) {
         remaining = Shared(count)
         if count == 0 { done.open() }
     }
 
+    /// Counts one down.
     public func tick() {
         let left = remaining.withLock { value in
             value -= 1
@@ -126,11 +136,13 @@ public final class Countdown: Sendable {
         if left == 0 { done.open() }
     }
 
+    /// Waits until the count reaches zero; `false` after `seconds`.
     @discardableResult
     public func wait(seconds: Double = 30) -> Bool {
         done.wait(seconds: seconds)
     }
 
+    /// Suspends until the count reaches zero; `false` after `seconds`.
     @discardableResult
     public func wait(seconds: Double = 30) async -> Bool {
         await done.wait(seconds: seconds)
