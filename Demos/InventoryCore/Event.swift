@@ -18,7 +18,8 @@ public enum Event {
         /// The sentence.
         public let description: String
 
-        init(_ description: String) {
+        /// Creates a problem described by `description`.
+        public init(_ description: String) {
             self.description = description
         }
     }

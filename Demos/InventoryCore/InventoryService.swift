@@ -174,6 +174,13 @@ public struct Summary: Codable, Equatable, Sendable {
         public var accepted: Int
         /// Lines reported as bad and skipped.
         public var bad: Int
+
+        /// Creates the counts.
+        public init(read: Int, accepted: Int, bad: Int) {
+            self.read = read
+            self.accepted = accepted
+            self.bad = bad
+        }
     }
 
     /// How many orders have each status.
@@ -186,6 +193,14 @@ public struct Summary: Codable, Equatable, Sendable {
         public var cancelled: Int
         /// Orders ignored because their id was taken.
         public var duplicates: Int
+
+        /// Creates the counts.
+        public init(reserved: Int, refused: Int, cancelled: Int, duplicates: Int) {
+            self.reserved = reserved
+            self.refused = refused
+            self.cancelled = cancelled
+            self.duplicates = duplicates
+        }
     }
 
     /// The audit store's counts.
@@ -210,6 +225,14 @@ public struct Summary: Codable, Equatable, Sendable {
         public var rejected: Int
         /// Whether nothing was left in flight.
         public var idle: Bool
+
+        /// Creates the counts.
+        public init(completed: Int, cancelled: Int, rejected: Int, idle: Bool) {
+            self.completed = completed
+            self.cancelled = cancelled
+            self.rejected = rejected
+            self.idle = idle
+        }
     }
 
     /// The action log, when one was written.
@@ -220,6 +243,13 @@ public struct Summary: Codable, Equatable, Sendable {
         public var written: Int
         /// Lines that could not be written.
         public var failures: Int
+
+        /// Creates the counts.
+        public init(path: String, written: Int, failures: Int) {
+            self.path = path
+            self.written = written
+            self.failures = failures
+        }
     }
 
     /// Why the service stopped: `end of input`, `SIGTERM`, `SIGINT` or a replay.
