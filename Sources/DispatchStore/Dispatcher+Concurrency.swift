@@ -63,12 +63,13 @@ extension Dispatcher {
 
     /// Suspends until no `.async`, `.serial` or `.mainThread` transaction is queued or running.
     ///
-    /// The task is suspended, not blocked: it may run on the main actor, whose queue then runs the
+    /// The async counterpart of ``waitUntilIdle(timeout:)`` (named like `TaskGroup.waitForAll()`):
+    /// the task is suspended, not blocked, so it may run on the main actor, whose queue then runs the
     /// queued `.mainThread` transactions meanwhile.
     ///
     /// ```swift
     /// for order in orders { dispatcher.dispatch(order, mode: .serial) }
-    /// await dispatcher.waitUntilIdle()
+    /// await dispatcher.waitForIdle()
     /// ```
     ///
     /// - Parameter timeout: The longest to wait; `nil` waits as long as it takes.
@@ -76,7 +77,7 @@ extension Dispatcher {
     /// - Note: Another task may dispatch again right after this returns. `.sync` dispatches running
     ///   on other threads are not waited for: they end before their own `dispatch` call returns.
     @discardableResult
-    public func waitUntilIdle(timeout: Duration? = nil) async -> Bool {
+    public func waitForIdle(timeout: Duration? = nil) async -> Bool {
         let waiter = Locked<UInt64?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -121,7 +122,7 @@ extension Dispatcher {
     ///     takes.
     /// - Returns: What the shutdown did. Calling it again waits again and reports again; the
     ///   dispatcher stays shut down.
-    /// - Note: Like ``waitUntilIdle(timeout:)``, this does not wait for `.sync` dispatches running on
+    /// - Note: Like ``waitForIdle(timeout:)``, this does not wait for `.sync` dispatches running on
     ///   other threads. A `.mainThread` transaction needs the main queue running to end.
     @discardableResult
     public func shutdown(_ policy: ShutdownPolicy = .drain, timeout: Duration? = nil) async -> ShutdownReport {
@@ -131,11 +132,11 @@ extension Dispatcher {
         var cancelled = 0
         var timedOut = false
         if policy == .cancel { cancelled += cancelInFlight() }
-        var idle = await waitUntilIdle(timeout: timeout)
+        var idle = await waitForIdle(timeout: timeout)
         if !idle {
             timedOut = true
             cancelled += cancelInFlight()
-            idle = await waitUntilIdle(timeout: timeout)
+            idle = await waitForIdle(timeout: timeout)
         }
         let after = laneCounts
         return ShutdownReport(

@@ -34,7 +34,7 @@ public final class Dispatcher: @unchecked Sendable {
     @exclusivity(unchecked) private var isClosed = false
     /// Dispatches rejected since the shutdown began.
     @exclusivity(unchecked) private var rejectedCount = 0
-    /// Tasks waiting in `waitUntilIdle(timeout:) async`, by waiter number.
+    /// Tasks waiting in `waitForIdle(timeout:)`, by waiter number.
     @exclusivity(unchecked) private var idleContinuations: [UInt64: CheckedContinuation<Bool, Never>] = [:]
     @exclusivity(unchecked) private var nextIdleWaiter: UInt64 = 0
     /// The runs waiting for an operation, so that a shutdown can cancel them.
@@ -550,7 +550,9 @@ public final class Dispatcher: @unchecked Sendable {
     ///
     /// - Parameter timeout: The longest to wait; `nil` waits as long as it takes.
     /// - Returns: `true` once idle; `false` when the timeout passed first.
-    /// - Note: Another thread may dispatch again right after this returns.
+    /// - Note: Another thread may dispatch again right after this returns. It blocks the calling
+    ///   thread: from async code, use ``waitForIdle(timeout:)``, which suspends instead.
+    @available(*, noasync, message: "blocks the thread; use waitForIdle(timeout:) from async code")
     @discardableResult
     public func waitUntilIdle(timeout: Duration? = nil) -> Bool {
         let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }

@@ -64,7 +64,7 @@ struct PerformTests {
         #expect(result.cancelledStores == ["slow", "follower"])
         #expect(!result.succeeded)
         #expect(follower.state.count == 0)
-        #expect(await dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
     }
 
     @Test(
@@ -119,7 +119,7 @@ struct StateStreamTests {
         for _ in 0..<50 {
             dispatcher.dispatch(CounterAction.increase, mode: .serial)
         }
-        #expect(await dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
         store.updateState { $0.count = 100 }
         dispatcher.unregister(identifier: "counter")
         dispatcher.dispatch(CounterAction.increase, mode: .sync)  // reaches no store now
@@ -218,9 +218,9 @@ struct ShutdownTests {
         let transaction = dispatcher.dispatch(CounterAction.increase, mode: .async)
         #expect(await reducer.started.wait())
 
-        #expect(await dispatcher.waitUntilIdle(timeout: .milliseconds(50)) == false)
+        #expect(await dispatcher.waitForIdle(timeout: .milliseconds(50)) == false)
         transaction.cancel()
-        #expect(await dispatcher.waitUntilIdle())
+        #expect(await dispatcher.waitForIdle())
     }
 
     @Test("a cancelled task stops waiting for idleness")
@@ -231,11 +231,11 @@ struct ShutdownTests {
         let transaction = dispatcher.dispatch(CounterAction.increase, mode: .serial)
         #expect(await reducer.started.wait())
 
-        let waiter = Task { await dispatcher.waitUntilIdle() }
+        let waiter = Task { await dispatcher.waitForIdle() }
         waiter.cancel()
         #expect(await waiter.value == false)
         transaction.cancel()
-        #expect(await dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
     }
 
     @Test("shutdown drains what is in flight, rejects new actions, and reports both")
@@ -335,7 +335,7 @@ struct ShutdownTests {
             done.open()
         }
         #expect(await done.wait())
-        #expect(await dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
         #expect(calls.current == 1)
         #expect(transaction.storeIdentifiers.isEmpty)
         #expect(store.state.count == 0)
