@@ -301,7 +301,9 @@ public final class Dispatcher: @unchecked Sendable {
             routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
         }
 
-        if mode == .sync, !startCancelled, let single = route, single.receivers.count == 1 {
+        // Without middleware nobody can cancel a single-store `.sync` dispatch while it runs (the
+        // caller gets the transaction only afterwards), so it needs no transaction run.
+        if mode == .sync, !startCancelled, middleware.isEmpty, let single = route, single.receivers.count == 1 {
             let transaction = Transaction(
                 id: id,
                 action: action,
@@ -313,7 +315,6 @@ public final class Dispatcher: @unchecked Sendable {
                 pointer,
                 route: single,
                 transaction: transaction,
-                middleware: middleware,
                 timeout: timeout,
                 completion: completion
             )
@@ -429,21 +430,15 @@ public final class Dispatcher: @unchecked Sendable {
         return run.transaction
     }
 
-    /// The `.sync` path for an action that reaches one store: no allocation when its reducer
-    /// reduces inline and nobody listens.
+    /// The `.sync` path for an action that reaches one store, without middleware: no allocation
+    /// when its reducer reduces inline and there is no completion.
     private func runSingleStoreOnCaller(
         _ action: UnsafeRawPointer,
         route: Route,
         transaction: borrowing Transaction,
-        middleware: [any Middleware],
         timeout: Duration?,
         completion: (@Sendable (DispatchResult) -> Void)?
     ) {
-        if !middleware.isEmpty {
-            for middleware in middleware {
-                middleware.willDispatch(transaction: transaction, action: transaction.action, in: route.first)
-            }
-        }
         var waiter: OperationWaiter?
         let start = route.first.beginUnit(
             action,
@@ -471,16 +466,9 @@ public final class Dispatcher: @unchecked Sendable {
             }
         }
         if needsDelivery { route.first.deliverPendingChanges() }
-        guard completion != nil || !middleware.isEmpty else { return }
-        for middleware in middleware {
-            middleware.didDispatch(transaction: transaction, action: transaction.action, in: route.first)
-        }
+        guard let completion else { return }
         let outcome = StoreOutcome(storeIdentifier: route.first.identifier, status: status)
-        let result = DispatchResult(transaction: copy transaction, outcomes: [outcome], error: error)
-        for middleware in middleware {
-            middleware.didFinish(result, in: self)
-        }
-        completion?(result)
+        completion(DispatchResult(transaction: copy transaction, outcomes: [outcome], error: error))
     }
 
     // MARK: Idleness and shutdown support
@@ -568,6 +556,11 @@ public final class Dispatcher: @unchecked Sendable {
                 idle.condition.lock()
             }
             if lanes.allSatisfy(\.isIdle) { return true }
+            guard onMain || deadline != nil else {
+                // No deadline: `wait(until: .distantFuture)` would overflow converting to nanoseconds.
+                idle.condition.wait()
+                continue
+            }
             let wakeUp = onMain ? Date(timeIntervalSinceNow: 0.01) : (deadline ?? .distantFuture)
             let until = deadline.map { min($0, wakeUp) } ?? wakeUp
             if !idle.condition.wait(until: until), let deadline, Date() >= deadline {

@@ -263,4 +263,27 @@ struct TransactionTests {
         #expect(completions.current == 1)
         #expect(seenAtCompletion.current == [2, 2, 2])
     }
+
+    @Test("waitUntilIdle() without a timeout waits for the work in flight, then returns true")
+    func waitUntilIdleWithoutTimeout() throws {
+        let dispatcher = Dispatcher()
+        let gate = Gate()
+        let started = Gate()
+        let store = makeCounterStore(reducer: GatedCounterReducer(gate: gate, started: started))
+        try dispatcher.register(store: store)
+        dispatcher.dispatch(CounterAction.increase, mode: .serial)
+        #expect(started.wait())
+        let returned = Shared<Bool?>(nil)
+        let done = Gate()
+        onNewThread {
+            returned.withLock { $0 = dispatcher.waitUntilIdle() }
+            done.open()
+        }
+        // Not a timing guarantee of the test: only that it has not returned while work is in flight.
+        #expect(!done.wait(seconds: 0.2))
+        gate.open()
+        #expect(done.wait())
+        #expect(returned.current == true)
+        #expect(store.state.count == 1)
+    }
 }

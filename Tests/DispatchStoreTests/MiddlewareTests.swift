@@ -121,6 +121,39 @@ struct MiddlewareTests {
         }
     }
 
+    @Test(
+        "cancelling in willDispatch stops the store's operation, in every mode and wherever the store is in the route",
+        arguments: [DispatchMode.sync, .async, .serial, .mainThread],
+        [1, 2]
+    )
+    func cancelInWillDispatch(mode: DispatchMode, storeCount: Int) throws {
+        final class Canceller: Middleware, Sendable {
+            let target: String
+            init(target: String) { self.target = target }
+            func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
+                if store.identifier == target { transaction.cancel() }
+            }
+            func didDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {}
+        }
+        let dispatcher = Dispatcher()
+        let stores = ["first", "second"].prefix(storeCount).map { makeCounterStore($0, reducer: CounterReducer()) }
+        for store in stores {
+            try dispatcher.register(store: store)
+        }
+        let target = stores.last!.identifier
+        let log = EventLog()
+        dispatcher.register(middleware: Canceller(target: target))
+        dispatcher.register(middleware: log)
+
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.add(3), mode: mode))
+
+        #expect(result.cancelledStores == [target])
+        #expect(stores.last!.state.count == 0)
+        #expect(stores.dropLast().allSatisfy { $0.state.count == 3 })
+        let id = result.transaction.id
+        #expect(log.events.current.filter { $0.hasPrefix("did \(id)") }.count == storeCount)
+    }
+
     @Test("unregister(middleware:) stops its calls and tells it")
     func unregisterMiddleware() throws {
         final class Probe: Middleware, Sendable {

@@ -301,13 +301,14 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         for index in 0..<count {
             let receiver = route.receivers[index]
             var stopped = stoppedBeforeFirst
-            if index > 0 && cancellable {
+            if !middleware.isEmpty { announce(receiver) }
+            // A middleware's `willDispatch` may just have cancelled the transaction.
+            if (index > 0 && cancellable) || !middleware.isEmpty {
                 lock.lock()
                 stopped = cancelRequested || machine?.expiredStores != nil
                 lock.unlock()
             }
             let blocked = anyFailed && tracksDependencies && route.dependencies[index].contains { failed[$0] }
-            if !middleware.isEmpty { announce(receiver) }
             var status = StoreOutcome.Status.cancelled
             if !stopped && !blocked {
                 var suspended = false
@@ -444,7 +445,14 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
 
     private func start(_ index: Int, dependencies: [Operation], context: ThreadContext) {
         guard let receiver = route?.receivers[index] else { return }
-        if !middleware.isEmpty { announce(receiver) }
+        if !middleware.isEmpty {
+            announce(receiver)
+            // A middleware's `willDispatch` may just have cancelled the transaction.
+            if lock.withLock({ cancelRequested || machine?.expiredStores != nil }) {
+                record(UnitStart(operation: nil, status: .cancelled, needsDelivery: false), for: index)
+                return
+            }
+        }
         let start = withUnsafeActionPointer(to: action) { action in
             receiver.beginUnit(
                 action,
