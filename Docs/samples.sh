@@ -3,7 +3,8 @@
 # Docs/Samples, which the DocSamples test target compiles and runs.
 #
 # In a guide, a block preceded by `<!-- sample: FILE#NAME -->` holds the lines of Docs/Samples/FILE
-# between `// sample: NAME` and `// end-sample`, with their common indentation removed.
+# between `// sample: NAME` and `// end-sample`, with their common indentation removed; lines
+# ending with `// hidden` (what the tests need, not the reader) are left out.
 #
 #   bash Docs/samples.sh           rewrite the blocks from the samples
 #   bash Docs/samples.sh --check   fail, showing the difference, when a block is out of date
@@ -23,7 +24,7 @@ for guide in README.md Docs/*.md; do
             while ((getline line < path) > 0) {
                 if (line ~ "^[ \t]*// sample: " name "$") { inside = 1; found = 1; continue }
                 if (inside && line ~ /^[ \t]*\/\/ end-sample$/) { inside = 0; continue }
-                if (inside) { lines[++count] = line }
+                if (inside && line !~ /\/\/ hidden$/) { lines[++count] = line }
             }
             close(path)
             if (!found) {

@@ -10,7 +10,7 @@ enum DispatchModes {
 
     static func makeDispatcher() throws -> (Dispatcher, Store<Counter, CounterAction>) {
         let dispatcher = Dispatcher()
-        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: GettingStarted.CounterReducer())
+        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
         try dispatcher.register(store: store)
         return (dispatcher, store)
     }
@@ -52,13 +52,13 @@ enum DispatchModes {
         // Give the operations at most two seconds once they start; the result says if they timed out.
         dispatcher.dispatch(CounterAction.add(1), mode: .sync, timeout: .seconds(2)) { result in
             if result.error?.code == .timedOut { print("gave up:", result.cancelledStores) }
-            results.first = result
+            results.first = result  // hidden
         }
 
         // Cancel a queued dispatch: operations not started are skipped, running ones are asked to stop.
         let transaction = dispatcher.dispatch(CounterAction.add(100), mode: .serial) { result in
             print(result.wasCancelled ? "cancelled" : "done")
-            results.second = result
+            results.second = result  // hidden
         }
         transaction.cancel()
         // end-sample
@@ -72,7 +72,7 @@ enum DispatchModes {
         // On Linux the main queue runs only while the program drives it.
         let dispatcher = Dispatcher()
         dispatcher.dispatch(CounterAction.increase, mode: .mainThread) { _ in
-            dispatchPrecondition(condition: .onQueue(.main))  // not Thread.isMainThread: see below
+            dispatchPrecondition(condition: .onQueue(.main))  // not Thread.isMainThread
             exit(0)
         }
         RunLoop.main.run()  // or dispatchMain(), which never returns

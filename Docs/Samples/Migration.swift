@@ -47,7 +47,7 @@ struct MigrationSamples {
     @Test("the same counter in the three libraries ends at the same count")
     func sameCounter() throws {
         #expect(runReSwiftCounter() == 3)
-        #expect(runOriginalDispatchCounter() == 3)
+        #expect(OriginalDispatchSide.run() == 3)
         #expect(try Migration.run() == 3)
     }
 }

@@ -9,7 +9,7 @@ enum RecorderSamples {
 
     static func run() throws -> [Int] {
         let dispatcher = Dispatcher()
-        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: GettingStarted.CounterReducer())
+        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
         try dispatcher.register(store: store)
         var counts: [Int] = []
         // sample: basics
@@ -49,7 +49,7 @@ enum RecorderSamples {
 
     static func filteredRun() throws -> Int {
         let dispatcher = Dispatcher()
-        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: GettingStarted.CounterReducer())
+        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
         try dispatcher.register(store: store)
         let recorder = filtered()
         dispatcher.register(middleware: recorder)

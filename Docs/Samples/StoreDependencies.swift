@@ -31,7 +31,7 @@ enum StoreDependencies {
     static func run() throws -> Totals {
         // sample: register
         let dispatcher = Dispatcher()
-        let counter = Store<Counter, CounterAction>(identifier: "counter", reducer: GettingStarted.CounterReducer())
+        let counter = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
         let totals = Store<Totals, CounterAction>(
             identifier: "totals",
             reducer: TotalsReducer(counter: counter),
@@ -53,12 +53,12 @@ enum StoreDependencies {
         // sample: cycle
         let a = Store<Counter, CounterAction>(
             identifier: "a",
-            reducer: GettingStarted.CounterReducer(),
+            reducer: CounterReducer(),
             waitsFor: ["b"]
         )
         let b = Store<Counter, CounterAction>(
             identifier: "b",
-            reducer: GettingStarted.CounterReducer(),
+            reducer: CounterReducer(),
             waitsFor: ["a"]
         )
         try dispatcher.register(store: a)
@@ -67,7 +67,7 @@ enum StoreDependencies {
         } catch let error as DispatchError where error.code == .dependencyCycle {
             print(error.cycle)  // ["b", "a", "b"]
             print(error)  // dependencyCycle: store 'b' cannot be registered: waitsFor forms the cycle b -> a -> b
-            caught = error
+            caught = error  // hidden
         }
         // end-sample
         return caught

@@ -70,9 +70,9 @@ enum UsingMiddleware {
 
     static func run() throws -> (count: Int, metrics: [String: Int]) {
         let dispatcher = Dispatcher()
-        let store = Store<GettingStarted.Counter, CounterAction>(
+        let store = Store<Counter, CounterAction>(
             identifier: "counter",
-            reducer: GettingStarted.CounterReducer()
+            reducer: CounterReducer()
         )
         try dispatcher.register(store: store)
         // sample: register

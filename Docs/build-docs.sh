@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of DispatchStore with the toolchain alone: symbol graphs from
+# `swift build`, the catalog in Sources/DispatchStore/DispatchStore.docc plus the guides in Docs/ as
+# articles, then `docc convert --warnings-as-errors`, so that a broken symbol link fails.
+#
+#   bash Docs/build-docs.sh             builds .build-docs/DispatchStore.doccarchive
+#   bash Docs/build-docs.sh --preview   the same, then serves it with `docc preview`
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scratch=.build-docs
+graphs="$PWD/$scratch/symbol-graphs"
+catalog="$scratch/DispatchStore.docc"
+archive="$scratch/DispatchStore.doccarchive"
+
+# The guides' code blocks must be the samples that `swift test` compiles.
+bash Docs/samples.sh --check
+
+rm -rf "$catalog" "$archive"
+mkdir -p "$graphs"
+build_symbol_graphs() {
+    swift build --scratch-path "$scratch" --target DispatchStore \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs"
+}
+build_symbol_graphs
+if [[ ! -s "$graphs/DispatchStore.symbols.json" ]]; then
+    # The module was up to date, so the compiler wrote no graph: build it again from scratch.
+    rm -rf "$scratch"
+    mkdir -p "$graphs"
+    build_symbol_graphs
+fi
+
+# The catalog, with each guide as an article: links to other guides become DocC links.
+cp -R Sources/DispatchStore/DispatchStore.docc "$catalog"
+for guide in Docs/*.md; do
+    sed -E \
+        -e 's/\]\(([A-Za-z]+)\.md\)/](doc:\1)/g' \
+        -e '/^<!-- sample: .* -->$/d' \
+        "$guide" > "$catalog/$(basename "$guide")"
+done
+
+docc convert "$catalog" \
+    --additional-symbol-graph-dir "$graphs" \
+    --fallback-display-name DispatchStore \
+    --fallback-bundle-identifier org.swift.dispatchstore \
+    --fallback-bundle-version 0.1.0 \
+    --output-path "$archive" \
+    --warnings-as-errors
+
+echo "documentation: $archive"
+if [[ "${1:-}" == "--preview" ]]; then
+    docc preview "$catalog" --additional-symbol-graph-dir "$graphs" \
+        --fallback-display-name DispatchStore --fallback-bundle-identifier org.swift.dispatchstore \
+        --fallback-bundle-version 0.1.0
+fi
