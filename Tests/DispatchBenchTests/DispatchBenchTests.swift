@@ -5,19 +5,12 @@ import Testing
 @Suite("The benchmark program")
 struct DispatchBenchTests {
     @Test("a quick run checks every scenario's result and reports JSON with id, ns_per_op, baseline and ratio")
-    func quickRun() throws {
-        let process = Process()
-        process.executableURL = Executables.directory.appendingPathComponent("dispatch-bench")
-        process.arguments = ["--scale", "0.002", "--repetitions", "1", "--json"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(problems)")
+    func quickRun() async throws {
+        let run = try await offThePool {
+            try Executables.run("dispatch-bench", ["--scale", "0.002", "--repetitions", "1", "--json"], timeout: 600)
+        }
+        #expect(run.status == 0, "\(run.standardError)")
+        let data = Data(run.standardOutput.utf8)
 
         let rows = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         let ids = rows.compactMap { $0["id"] as? String }
@@ -32,17 +25,10 @@ struct DispatchBenchTests {
     }
 
     @Test("bad arguments are refused with a message")
-    func badArguments() throws {
-        let process = Process()
-        process.executableURL = Executables.directory.appendingPathComponent("dispatch-bench")
-        process.arguments = ["--scale", "zero"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 64)
+    func badArguments() async throws {
+        let run = try await offThePool { try Executables.run("dispatch-bench", ["--scale", "zero"]) }
+        let message = run.standardError
+        #expect(run.status == 64)
         #expect(message.contains("--scale needs a positive number"))
     }
 }

@@ -7,8 +7,8 @@ struct MainQueueProgramTests {
         ".mainThread runs on the main queue under RunLoop.main.run() and dispatchMain()",
         arguments: ["runloop", "dispatchmain"]
     )
-    func mainQueueDrivers(driver: String) throws {
-        let output = try Executables.run("MainQueueProbe", [driver], timeout: 60)
+    func mainQueueDrivers(driver: String) async throws {
+        let output = try await offThePool { try Executables.run("MainQueueProbe", [driver], timeout: 60) }
         #expect(!output.timedOut)
         #expect(output.status == 0, "\(output.standardOutput)\(output.standardError)")
         #expect(output.standardOutput.hasPrefix("ok: count 202"))

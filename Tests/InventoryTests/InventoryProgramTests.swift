@@ -13,7 +13,7 @@ import Darwin
 @Suite("The inventory program")
 struct InventoryProgramTests {
     @Test("100,000 generated events: the summary matches totals computed independently, the log holds every event")
-    func hundredThousandEvents() throws {
+    func hundredThousandEvents() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let log = directory.file("actions.jsonl").path
@@ -31,7 +31,7 @@ struct InventoryProgramTests {
             input += event.line + "\n"
         }
 
-        let output = try Executables.run("inventory", ["--log", log, "--quiet"], input: Data(input.utf8), timeout: 300)
+        let output = try await runInventory(["--log", log, "--quiet"], input: Data(input.utf8), timeout: 300)
 
         #expect(output.status == 0, "\(output.standardError.suffix(2_000))")
         let summary = try Summary.decode(output.standardOutput)
@@ -54,7 +54,7 @@ struct InventoryProgramTests {
             SIGTERM, SIGINT,
         ]
     )
-    func signalMidStream(signal: Int32) throws {
+    func signalMidStream(signal: Int32) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let log = directory.file("actions.jsonl").path
@@ -65,13 +65,16 @@ struct InventoryProgramTests {
         writer.start()
 
         // Standard input stays open: the signal, not the end of input, stops the service.
-        var handled = 0
-        while handled < 2_000, let line = program.nextErrorLine() {
-            if line.hasPrefix("inventory: info: #") { handled += 1 }
+        let handled = await offThePool {
+            var handled = 0
+            while handled < 2_000, let line = program.nextErrorLine() {
+                if line.hasPrefix("inventory: info: #") { handled += 1 }
+            }
+            return handled
         }
         #expect(handled == 2_000)
         program.send(signal: signal)
-        let output = program.wait()
+        let output = await offThePool { program.wait() }
 
         #expect(output.status == 0)
         #expect(!output.timedOut)
@@ -89,17 +92,17 @@ struct InventoryProgramTests {
     }
 
     @Test("--replay plays a log back into fresh stores and prints the same totals")
-    func replay() throws {
+    func replay() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let log = directory.file("actions.jsonl").path
         let events = GeneratedEvent.generate(5_000, seed: 3)
         let input = Data(events.map { $0.line + "\n" }.joined().utf8)
         let original = try Summary.decode(
-            try Executables.run("inventory", ["--log", log, "--quiet"], input: input).standardOutput
+            try await runInventory(["--log", log, "--quiet"], input: input).standardOutput
         )
 
-        let output = try Executables.run("inventory", ["--replay", log])
+        let output = try await runInventory(["--replay", log])
 
         #expect(output.status == 0)
         let replayed = try Summary.decode(output.standardOutput)
@@ -111,16 +114,16 @@ struct InventoryProgramTests {
     }
 
     @Test("--replay skips a truncated last line and stops at a malformed one, naming it")
-    func replayOfDamagedLogs() throws {
+    func replayOfDamagedLogs() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let log = directory.file("actions.jsonl").path
         let input = Data(GeneratedEvent.generate(10, seed: 5).map { $0.line + "\n" }.joined().utf8)
-        _ = try Executables.run("inventory", ["--log", log, "--quiet"], input: input)
+        _ = try await runInventory(["--log", log, "--quiet"], input: input)
         let complete = try String(contentsOfFile: log, encoding: .utf8)
 
         try (complete + #"{"id":11,"time":"2026"#).write(toFile: log, atomically: true, encoding: .utf8)
-        let truncated = try Executables.run("inventory", ["--replay", log])
+        let truncated = try await runInventory(["--replay", log])
         #expect(truncated.status == 0)
         #expect(try Summary.decode(truncated.standardOutput).audit.events == 10)
         #expect(truncated.standardError.contains("replayed 10 transactions; skipped truncated line 11"))
@@ -128,31 +131,40 @@ struct InventoryProgramTests {
         var lines = complete.split(separator: "\n").map(String.init)
         lines[3] = "{\"id\": 4}"
         try (lines.joined(separator: "\n") + "\n").write(toFile: log, atomically: true, encoding: .utf8)
-        let malformed = try Executables.run("inventory", ["--replay", log])
+        let malformed = try await runInventory(["--replay", log])
         #expect(malformed.status == 1)
         #expect(malformed.standardError.contains("line 4 of \(log) is not a valid log entry"))
         #expect(malformed.standardOutput.isEmpty)
     }
 
     @Test("bad arguments exit 64 with the usage; an unwritable log exits 1 naming the path")
-    func arguments() throws {
-        let unknown = try Executables.run("inventory", ["--frobnicate"])
+    func arguments() async throws {
+        let unknown = try await runInventory(["--frobnicate"])
         #expect(unknown.status == 64)
         #expect(unknown.standardError.contains("unknown argument '--frobnicate'"))
         #expect(unknown.standardError.contains("usage: inventory"))
 
-        let missing = try Executables.run("inventory", ["--log"])
+        let missing = try await runInventory(["--log"])
         #expect(missing.status == 64)
         #expect(missing.standardError.contains("--log needs a path"))
 
         let path = "/nonexistent-\(UUID().uuidString)/actions.jsonl"
-        let unwritable = try Executables.run("inventory", ["--log", path], input: Data())
+        let unwritable = try await runInventory(["--log", path], input: Data())
         #expect(unwritable.status == 1)
         #expect(unwritable.standardError.contains("cannot write the action log \(path)"))
 
-        let help = try Executables.run("inventory", ["--help"])
+        let help = try await runInventory(["--help"])
         #expect(help.status == 0)
         #expect(help.standardOutput.contains("--replay PATH"))
         #expect(help.standardOutput.contains("SIGTERM"))
     }
+}
+
+/// Runs the built `inventory` without holding a thread of the cooperative pool.
+private func runInventory(
+    _ arguments: [String],
+    input: Data? = nil,
+    timeout: TimeInterval = 300
+) async throws -> Executables.Output {
+    try await offThePool { try Executables.run("inventory", arguments, input: input, timeout: timeout) }
 }

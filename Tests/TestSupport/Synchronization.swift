@@ -84,7 +84,7 @@ public final class Gate: Sendable {
 
     /// Waits until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
     @discardableResult
-    public func wait(seconds: Double = 10) -> Bool {
+    public func wait(seconds: Double = 30) -> Bool {
         guard semaphore.wait(timeout: .now() + seconds) == .success else { return false }
         semaphore.signal()
         return true
@@ -92,7 +92,7 @@ public final class Gate: Sendable {
 
     /// Suspends until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
     @discardableResult
-    public func wait(seconds: Double = 10) async -> Bool {
+    public func wait(seconds: Double = 30) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let number: Int? = state.withLock { state in
                 guard !state.opened else { return nil }
@@ -138,13 +138,13 @@ public final class Countdown: Sendable {
 
     /// Waits until the count reaches zero; `false` after `seconds`.
     @discardableResult
-    public func wait(seconds: Double = 30) -> Bool {
+    public func wait(seconds: Double = 60) -> Bool {
         done.wait(seconds: seconds)
     }
 
     /// Suspends until the count reaches zero; `false` after `seconds`.
     @discardableResult
-    public func wait(seconds: Double = 30) async -> Bool {
+    public func wait(seconds: Double = 60) async -> Bool {
         await done.wait(seconds: seconds)
     }
 }
@@ -166,4 +166,27 @@ public func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void
         }
     }
     group.wait()
+}
+
+/// Runs blocking work (waiting for a subprocess, for threads) on a thread of its own and suspends
+/// until it returns.
+///
+/// Swift Testing runs tests on Swift's cooperative pool, which has one thread per core: a test
+/// that blocks one of them for seconds delays every async test until it is done. Expectations
+/// belong outside `body`, in the test's task, so that they are attributed to the test.
+public func offThePool<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Swift.Result { try body() })
+        }
+    }
+}
+
+/// Runs blocking work on a thread of its own and suspends until it returns; see the throwing version.
+public func offThePool<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(returning: body())
+        }
+    }
 }

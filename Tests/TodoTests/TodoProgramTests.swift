@@ -5,11 +5,11 @@ import Testing
 @Suite("The todo program, scripted through standard input")
 struct TodoProgramTests {
     @Test("piped commands change the list, list prints it, and the file keeps it for the next run")
-    func scriptedSession() throws {
+    func scriptedSession() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = directory.file("todos.json").path
-        let first = try runTodo(["--file", file], input: "add buy milk\nadd call mom\ntoggle 1\nlist\n")
+        let first = try await runTodo(["--file", file], input: "add buy milk\nadd call mom\ntoggle 1\nlist\n")
         #expect(first.status == 0)
         #expect(first.standardOutput == "1. [x] buy milk\n2. [ ] call mom\n")
         #expect(first.standardError == "")
@@ -18,15 +18,15 @@ struct TodoProgramTests {
         #expect(json.contains("\"title\" : \"buy milk\""))
         #expect(json.contains("\"done\" : true"))
 
-        let second = try runTodo(["--file", file], input: "list\ndelete 1\nedit 1 call dad\nlist\n")
+        let second = try await runTodo(["--file", file], input: "list\ndelete 1\nedit 1 call dad\nlist\n")
         #expect(second.standardOutput == "1. [x] buy milk\n2. [ ] call mom\n1. [ ] call dad\n")
     }
 
     @Test("prev and next step through every change")
-    func previousAndNext() throws {
+    func previousAndNext() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let output = try runTodo(
+        let output = try await runTodo(
             ["--file", directory.file("todos.json").path],
             input: "add a\nadd b\nclear\ntoggle 2\nclear\nlist\nprev\nlist\nprev\nprev\nlist\nnext\nlist\n"
                 + "prev\nprev\nprev\nlist\nprev\n"
@@ -43,10 +43,10 @@ struct TodoProgramTests {
     }
 
     @Test("an unknown command gets an error line and the program goes on")
-    func unknownCommand() throws {
+    func unknownCommand() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let output = try runTodo(
+        let output = try await runTodo(
             ["--file", directory.file("todos.json").path],
             input: "frobnicate\nadd x\ntoggle 9\nlist\nquit\nadd never\n"
         )
@@ -58,26 +58,26 @@ struct TodoProgramTests {
     }
 
     @Test("a missing file starts empty and is created with the first change")
-    func missingFile() throws {
+    func missingFile() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = directory.file("sub/dir/todos.json")
-        let output = try runTodo(["--file", file.path], input: "list\n")
+        let output = try await runTodo(["--file", file.path], input: "list\n")
         #expect(output.status == 0)
         #expect(output.standardOutput == "")
         #expect(!FileManager.default.fileExists(atPath: file.path))
-        _ = try runTodo(["--file", file.path], input: "add first\n")
+        _ = try await runTodo(["--file", file.path], input: "add first\n")
         #expect(FileManager.default.fileExists(atPath: file.path))
     }
 
     @Test("a corrupt file gets a clear error, a non-zero exit, and is never overwritten")
-    func corruptFile() throws {
+    func corruptFile() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = directory.file("todos.json")
         let corrupt = "{\"version\": 1, \"items\": [ {\"title\": "
         try corrupt.write(to: file, atomically: true, encoding: .utf8)
-        let output = try runTodo(["--file", file.path], input: "add x\nlist\n")
+        let output = try await runTodo(["--file", file.path], input: "add x\nlist\n")
         #expect(output.status != 0)
         #expect(output.standardError.contains(file.path))
         #expect(output.standardError.contains("not a valid todo file"))
@@ -86,17 +86,17 @@ struct TodoProgramTests {
     }
 
     @Test("without --file the list lives under XDG_DATA_HOME")
-    func defaultFile() throws {
+    func defaultFile() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        _ = try runTodo([], input: "add via xdg\n", environment: ["XDG_DATA_HOME": directory.url.path])
+        _ = try await runTodo([], input: "add via xdg\n", environment: ["XDG_DATA_HOME": directory.url.path])
         let file = directory.file("dispatch-todo/todos.json")
         #expect(try String(contentsOf: file, encoding: .utf8).contains("via xdg"))
     }
 
     @Test("--help documents the keys, the commands, the file and NO_COLOR; bad arguments are refused")
-    func help() throws {
-        let help = try runTodo(["--help"])
+    func help() async throws {
+        let help = try await runTodo(["--help"])
         #expect(help.status == 0)
         for needle in [
             "--file PATH", "p          previous", "n          next", "history N/M", "add TITLE", "edit N TITLE",
@@ -104,7 +104,7 @@ struct TodoProgramTests {
         ] {
             #expect(help.standardOutput.contains(needle), "help lacks \(needle)")
         }
-        let bad = try runTodo(["--frobnicate"])
+        let bad = try await runTodo(["--frobnicate"])
         #expect(bad.status == 64)
         #expect(bad.standardError.contains("unknown argument '--frobnicate'"))
     }

@@ -79,26 +79,28 @@ private final class TerminalSession: @unchecked Sendable {
         return text.components(separatedBy: "\r\n").map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    /// Waits until the screen satisfies `condition`.
-    func waitForScreen(_ description: String, _ condition: ([String]) -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 20)
+    /// Waits until the screen satisfies `condition`, polling without holding a thread.
+    func waitForScreen(_ description: String, _ condition: ([String]) -> Bool) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: 30)
         while Date() < deadline {
             if condition(screen) { return true }
-            usleep(10_000)
+            try? await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("the screen never showed \(description); it shows:\n\(screen.joined(separator: "\n"))")
         return false
     }
 
     /// Waits for the program to exit and for its last output to be read; its status.
-    func waitForExit() -> Int32? {
-        guard exited.wait(timeout: .now() + 20) == .success else {
-            process.terminate()
-            return nil
+    func waitForExit() async -> Int32? {
+        await offThePool { [self] in
+            guard exited.wait(timeout: .now() + 30) == .success else {
+                process.terminate()
+                return nil
+            }
+            // The slave end closes with the program; reading the master then ends.
+            _ = drained.wait(timeout: .now() + 30)
+            return process.terminationStatus
         }
-        // The slave end closes with the program; reading the master then ends.
-        _ = drained.wait(timeout: .now() + 20)
-        return process.terminationStatus
     }
 
     deinit {
@@ -156,25 +158,25 @@ private struct TerminalTestError: Error {
 @Suite("The todo program in a terminal")
 struct TodoTerminalTests {
     @Test("press a, type a title, Enter, then p and n: the screen follows and the terminal is restored")
-    func addThenPreviousAndNext() throws {
+    func addThenPreviousAndNext() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = directory.file("todos.json").path
         let session = try TerminalSession(file: file)
 
-        #expect(session.waitForScreen("the empty list") { $0.contains("Nothing to do. Press a to add an item.") })
+        #expect(await session.waitForScreen("the empty list") { $0.contains("Nothing to do. Press a to add an item.") })
         #expect(session.screen.contains("history 0/0"))
         session.press("a")
-        #expect(session.waitForScreen("the title prompt") { $0.contains("Title:") })
+        #expect(await session.waitForScreen("the title prompt") { $0.contains("Title:") })
         session.press("buy milk")
-        #expect(session.waitForScreen("the typed title") { $0.contains("Title: buy milk") })
+        #expect(await session.waitForScreen("the typed title") { $0.contains("Title: buy milk") })
         session.press("\r")
-        #expect(session.waitForScreen("the new item") { $0.contains("> [ ] buy milk") })
+        #expect(await session.waitForScreen("the new item") { $0.contains("> [ ] buy milk") })
         #expect(session.screen.contains { $0.hasPrefix("history 1/1") })
 
         session.press("p")
         #expect(
-            session.waitForScreen("the list before the change") { screen in
+            await session.waitForScreen("the list before the change") { screen in
                 screen.contains { $0.hasPrefix("history 0/1") } && !screen.contains("> [ ] buy milk")
             }
         )
@@ -182,72 +184,74 @@ struct TodoTerminalTests {
 
         session.press("n")
         #expect(
-            session.waitForScreen("the change again") { screen in
+            await session.waitForScreen("the change again") { screen in
                 screen.contains { $0.hasPrefix("history 1/1") } && screen.contains("> [ ] buy milk")
             }
         )
 
         session.press(" ")
-        #expect(session.waitForScreen("the item done") { $0.contains("> [x] buy milk") })
+        #expect(await session.waitForScreen("the item done") { $0.contains("> [x] buy milk") })
         session.press("q")
-        #expect(session.waitForExit() == 0)
+        #expect(await session.waitForExit() == 0)
         #expect(session.rawOutput.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"))
         #expect(try String(contentsOfFile: file, encoding: .utf8).contains("\"title\" : \"buy milk\""))
     }
 
     @Test("arrow keys move, d deletes, Esc cancels a prompt, and the list survives a restart")
-    func moreKeys() throws {
+    func moreKeys() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = directory.file("todos.json").path
         let session = try TerminalSession(file: file)
-        #expect(session.waitForScreen("the empty list") { $0.contains("Nothing to do. Press a to add an item.") })
+        #expect(await session.waitForScreen("the empty list") { $0.contains("Nothing to do. Press a to add an item.") })
         for title in ["one", "two", "three"] {
             session.press("a")
-            #expect(session.waitForScreen("the prompt") { $0.contains("Title:") })
+            #expect(await session.waitForScreen("the prompt") { $0.contains("Title:") })
             session.press("\(title)\r")
-            #expect(session.waitForScreen(title) { $0.contains("> [ ] \(title)") })
+            #expect(await session.waitForScreen(title) { $0.contains("> [ ] \(title)") })
         }
         session.press("\u{1B}[A")
-        #expect(session.waitForScreen("the selection moved up") { $0.contains("> [ ] two") })
+        #expect(await session.waitForScreen("the selection moved up") { $0.contains("> [ ] two") })
         session.press("d")
-        #expect(session.waitForScreen("two deleted") { !$0.contains("[ ] two") && $0.contains("[ ] three") })
+        #expect(await session.waitForScreen("two deleted") { !$0.contains("[ ] two") && $0.contains("[ ] three") })
         session.press("a")
-        #expect(session.waitForScreen("the prompt") { $0.contains("Title:") })
+        #expect(await session.waitForScreen("the prompt") { $0.contains("Title:") })
         session.press("never\u{1B}")
-        #expect(session.waitForScreen("the prompt gone") { screen in !screen.contains { $0.hasPrefix("Title:") } })
+        #expect(
+            await session.waitForScreen("the prompt gone") { screen in !screen.contains { $0.hasPrefix("Title:") } }
+        )
         session.press("q")
-        #expect(session.waitForExit() == 0)
+        #expect(await session.waitForExit() == 0)
 
         let again = try TerminalSession(file: file)
-        #expect(again.waitForScreen("the saved list") { $0.contains("> [ ] one") && $0.contains("[ ] three") })
+        #expect(await again.waitForScreen("the saved list") { $0.contains("> [ ] one") && $0.contains("[ ] three") })
         #expect(!again.screen.contains { $0.contains("never") })
         again.press("\u{3}")
-        #expect(again.waitForExit() == 0)
+        #expect(await again.waitForExit() == 0)
         #expect(again.rawOutput.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"))
     }
 
     @Test("NO_COLOR turns the text styles off")
-    func noColor() throws {
+    func noColor() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         for (environment, styled) in [(["NO_COLOR": ""], true), (["NO_COLOR": "1"], false)] {
             let session = try TerminalSession(file: directory.file("todos.json").path, environment: environment)
-            #expect(session.waitForScreen("the list") { $0.contains { $0.hasPrefix("history") } })
+            #expect(await session.waitForScreen("the list") { $0.contains { $0.hasPrefix("history") } })
             session.press("q")
-            #expect(session.waitForExit() == 0)
+            #expect(await session.waitForExit() == 0)
             #expect(session.rawOutput.contains("\u{1B}[1m") == styled)
         }
     }
 
     @Test("SIGTERM restores the terminal before the program exits")
-    func terminate() throws {
+    func terminate() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let session = try TerminalSession(file: directory.file("todos.json").path)
-        #expect(session.waitForScreen("the list") { $0.contains { $0.hasPrefix("history") } })
+        #expect(await session.waitForScreen("the list") { $0.contains { $0.hasPrefix("history") } })
         session.terminate()
-        #expect(session.waitForExit() == 128 + SIGTERM)
+        #expect(await session.waitForExit() == 128 + SIGTERM)
         #expect(session.rawOutput.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"))
     }
 }

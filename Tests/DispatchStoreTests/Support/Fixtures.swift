@@ -155,7 +155,7 @@ final class CancellableCounterReducer: Reducer<Counter, CounterAction> {
 }
 
 /// Polls `condition` until it holds; `false` after `seconds` (a failure, not an ordering tool).
-func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+func eventually(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }

@@ -13,14 +13,10 @@ func runTodo(
     input: String = "",
     environment: [String: String] = [:],
     timeout: TimeInterval = 60
-) throws -> ProgramOutput {
-    let output = try Executables.run(
-        "todo",
-        arguments,
-        input: Data(input.utf8),
-        environment: environment,
-        timeout: timeout
-    )
+) async throws -> ProgramOutput {
+    let output = try await offThePool {
+        try Executables.run("todo", arguments, input: Data(input.utf8), environment: environment, timeout: timeout)
+    }
     return ProgramOutput(
         status: output.status,
         standardOutput: output.standardOutput,
