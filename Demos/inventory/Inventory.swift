@@ -141,7 +141,11 @@ final class Stopper: @unchecked Sendable {
         writeError("inventory: \(reason): finishing the accepted events")
         let summary = await service.finish(reason: reason)
         writeOut(summary.json + "\n")
-        writeError("inventory: stopped after \(summary.lines.accepted) events (\(summary.lines.bad) bad lines)")
+        let (accepted, bad) = (summary.lines.accepted, summary.lines.bad)
+        writeError(
+            "inventory: stopped after \(accepted) event\(accepted == 1 ? "" : "s") "
+                + "(\(bad) bad line\(bad == 1 ? "" : "s"))"
+        )
         exit(0)
     }
 }
