@@ -13,8 +13,10 @@ graphs="$PWD/$scratch/symbol-graphs"
 catalog="$scratch/DispatchStore.docc"
 archive="$scratch/DispatchStore.doccarchive"
 
-# The guides' code blocks must be the samples that `swift test` compiles.
+# The guides' code blocks must be the samples that `swift test` compiles, and the sample manifest
+# must load.
 bash Docs/samples.sh --check
+swift package dump-package --package-path Docs/Manifest > /dev/null
 
 rm -rf "$catalog" "$archive"
 mkdir -p "$graphs"
