@@ -361,6 +361,8 @@ public final class Dispatcher: @unchecked Sendable {
             return withExtendedLifetime(route) {
                 let run = configure(nil)
                 run.requestCancel()
+                // Built before the run is queued, as `Lane.enqueueRun` does.
+                let transaction = run.transaction
                 switch mode {
                 case .serial, .async: lane?.enqueue(run)
                 case .mainThread where !MainQueue.isCurrent: mainLane.enqueue(run)
@@ -369,7 +371,7 @@ public final class Dispatcher: @unchecked Sendable {
                     if run.drive() == .completed { mainLane.adoptedJobCompleted() }
                 case .sync: run.runOnCaller()
                 }
-                return run.transaction
+                return transaction
             }
         }
         switch mode {
