@@ -40,17 +40,14 @@ extension Dispatcher {
         let handle = TransactionHandle()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DispatchResult, Never>) in
-                let transaction = withUnsafePointer(to: action) { pointer in
-                    dispatch(
-                        pointer: UnsafeRawPointer(pointer),
-                        action: action,
-                        type: ObjectIdentifier(Action.self),
-                        to: identifier,
-                        mode: mode,
-                        timeout: timeout,
-                        startCancelled: Task.isCancelled,
-                        then: { result in continuation.resume(returning: result) }
-                    )
+                let transaction = dispatch(
+                    action,
+                    to: identifier,
+                    mode: mode,
+                    timeout: timeout,
+                    startCancelled: Task.isCancelled
+                ) { result in
+                    continuation.resume(returning: result)
                 }
                 handle.set(transaction)
             }

@@ -234,8 +234,22 @@ public final class Dispatcher: @unchecked Sendable {
         timeout: Duration? = nil,
         then completion: (@Sendable (DispatchResult) -> Void)? = nil
     ) -> Transaction {
-        // Inlined, so that the caller's module specialises this part for `Action`; the rest is not
-        // generic and costs no runtime type lookups.
+        dispatch(action, to: identifier, mode: mode, timeout: timeout, startCancelled: false, then: completion)
+    }
+
+    /// The generic front of `dispatch` and `perform`.
+    ///
+    /// Inlined, so that the caller's module specialises this part for `Action`; the rest is not
+    /// generic and costs no runtime type lookups.
+    @inlinable
+    func dispatch<Action: ActionType>(
+        _ action: Action,
+        to identifier: String?,
+        mode: DispatchMode,
+        timeout: Duration?,
+        startCancelled: Bool,
+        then completion: (@Sendable (DispatchResult) -> Void)?
+    ) -> Transaction {
         withUnsafePointer(to: action) { pointer in
             dispatch(
                 pointer: UnsafeRawPointer(pointer),
@@ -244,7 +258,7 @@ public final class Dispatcher: @unchecked Sendable {
                 to: identifier,
                 mode: mode,
                 timeout: timeout,
-                startCancelled: false,
+                startCancelled: startCancelled,
                 then: completion
             )
         }
@@ -341,7 +355,8 @@ public final class Dispatcher: @unchecked Sendable {
                     middleware: middleware,
                     details: details,
                     lane: lane,
-                    completion: completion
+                    completion: completion,
+                    cancelled: startCancelled
                 )
             }
             spare.configure(
@@ -353,26 +368,10 @@ public final class Dispatcher: @unchecked Sendable {
                 middleware: middleware,
                 details: details,
                 lane: lane,
-                completion: completion
+                completion: completion,
+                cancelled: startCancelled
             )
             return spare
-        }
-        if _slowPath(startCancelled) {
-            return withExtendedLifetime(route) {
-                let run = configure(nil)
-                run.requestCancel()
-                // Built before the run is queued, as `Lane.enqueueRun` does.
-                let transaction = run.transaction
-                switch mode {
-                case .serial, .async: lane?.enqueue(run)
-                case .mainThread where !MainQueue.isCurrent: mainLane.enqueue(run)
-                case .mainThread:
-                    mainLane.adopt()
-                    if run.drive() == .completed { mainLane.adoptedJobCompleted() }
-                case .sync: run.runOnCaller()
-                }
-                return transaction
-            }
         }
         switch mode {
         case .serial, .async:

@@ -189,13 +189,6 @@ final class Lane: @unchecked Sendable {
         lock.withLock { cancelsJobs = true }
     }
 
-    /// Cancels `job` if the lane cancels its jobs (as told when `job` was taken from the queue).
-    ///
-    /// - Returns: 1 when this cancelled the job, 0 otherwise.
-    private func cancelIfNeeded(_ job: TransactionRun, cancelling: Bool) -> Int {
-        cancelling && job.requestCancel() ? 1 : 0
-    }
-
     /// Registers (or unregisters) a thread waiting for the lane to become idle.
     func addIdleWaiter(_ delta: Int) {
         lock.withLock { idleWaiters += delta }
@@ -214,7 +207,7 @@ final class Lane: @unchecked Sendable {
             }
             let cancelling = cancelsJobs
             lock.unlock()
-            cancelled = cancelIfNeeded(job, cancelling: cancelling)
+            cancelled = cancelling && job.requestCancel() ? 1 : 0
             if job.drive() == .completed { adoptedJobCompleted() }
         }
     }
@@ -265,7 +258,7 @@ final class Lane: @unchecked Sendable {
             for position in 0..<count {
                 var job = (batch + position).move()
                 driven += 1
-                if _slowPath(cancelling) { cancelled += cancelIfNeeded(job, cancelling: true) }
+                if _slowPath(cancelling), job.requestCancel() { cancelled += 1 }
                 if drive(job, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
                     completed += 1
                     if job.isReusable && isKnownUniquelyReferenced(&job) {

@@ -105,7 +105,8 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         middleware: [any Middleware],
         details: Details?,
         lane: Lane?,
-        completion: (@Sendable (DispatchResult) -> Void)?
+        completion: (@Sendable (DispatchResult) -> Void)?,
+        cancelled: Bool = false
     ) {
         self.dispatcher = dispatcher
         self.action = action
@@ -119,11 +120,15 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
             middleware: middleware,
             details: details,
             lane: lane,
-            completion: completion
+            completion: completion,
+            cancelled: cancelled
         )
     }
 
     /// Sets what the run executes and resets its progress; the caller owns the run exclusively.
+    ///
+    /// `cancelled` starts it cancelled (the dispatch of an already cancelled task): every store is
+    /// then skipped and reported as cancelled.
     func configure(
         dispatcher: Dispatcher,
         id: UInt64,
@@ -133,7 +138,8 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         middleware: [any Middleware],
         details: Details?,
         lane: Lane?,
-        completion: (@Sendable (DispatchResult) -> Void)?
+        completion: (@Sendable (DispatchResult) -> Void)?,
+        cancelled: Bool
     ) {
         self.dispatcher = dispatcher
         self.id = id
@@ -147,7 +153,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         self.lock = LockPool.lock(for: id)
         machine = nil
         isDriving = true
-        cancelRequested = false
+        cancelRequested = cancelled
         isComplete = false
     }
 
