@@ -31,7 +31,7 @@ extension Store {
         )
         let id = nextSubscriptionID()
         continuation.onTermination = { [weak self] _ in
-            self?.removeStream(id: id)
+            self?.removeSubscription(id: id)
         }
         let end: @Sendable () -> Void = { continuation.finish() }
         addStream(id: id, end: end) { current, queued in

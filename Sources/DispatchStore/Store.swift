@@ -306,10 +306,12 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         }
     }
 
+    /// Ends a subscription (and forgets how to end it, for a state stream).
     @usableFromInline
     func removeSubscription(id: UInt64) {
         lock.withLock {
             if let smaller = observerSet.removing(where: { $0.id == id }) { observerSet = smaller }
+            streamEnds[id] = nil
         }
     }
 
@@ -329,14 +331,6 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         lock.withLock {
             observerSet = observerSet.adding(makeEntry(storage.pointee, pendingChanges.count))
             streamEnds[id] = end
-        }
-    }
-
-    /// Removes a state stream's subscription.
-    func removeStream(id: UInt64) {
-        lock.withLock {
-            if let smaller = observerSet.removing(where: { $0.id == id }) { observerSet = smaller }
-            streamEnds[id] = nil
         }
     }
 
