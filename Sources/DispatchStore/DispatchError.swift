@@ -13,58 +13,42 @@
 public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case duplicateIdentifier
-            case dependencyCycle
-            case storeRegisteredElsewhere
-            case unknownStore
-            case actionTypeMismatch
-            case unhandledAction
-            case reentrantDispatch
-            case operationReused
-            case timedOut
-            case shutDown
-            case historyPositionOutOfRange
-            case recorderDetached
-            case reentrantRestore
-        }
+        private let name: String
 
-        private let value: Value
-
-        private init(_ value: Value) {
-            self.value = value
+        private init(_ name: String) {
+            self.name = name
         }
 
         /// A store with the same identifier is already registered.
-        public static let duplicateIdentifier = Code(.duplicateIdentifier)
+        public static let duplicateIdentifier = Code("duplicateIdentifier")
         /// The store's `waitsFor` closes a cycle in the declared dependency graph.
-        public static let dependencyCycle = Code(.dependencyCycle)
+        public static let dependencyCycle = Code("dependencyCycle")
         /// The store is already registered with another dispatcher.
-        public static let storeRegisteredElsewhere = Code(.storeRegisteredElsewhere)
+        public static let storeRegisteredElsewhere = Code("storeRegisteredElsewhere")
         /// No store is registered under the identifier given to `dispatch(_:to:)`.
-        public static let unknownStore = Code(.unknownStore)
+        public static let unknownStore = Code("unknownStore")
         /// The store named in `dispatch(_:to:)` handles another action type.
-        public static let actionTypeMismatch = Code(.actionTypeMismatch)
+        public static let actionTypeMismatch = Code("actionTypeMismatch")
         /// No registered store handles the action's type.
-        public static let unhandledAction = Code(.unhandledAction)
+        public static let unhandledAction = Code("unhandledAction")
         /// A `.sync` dispatch reached a store whose state the same thread is already updating.
-        public static let reentrantDispatch = Code(.reentrantDispatch)
+        public static let reentrantDispatch = Code("reentrantDispatch")
         /// A reducer returned an operation that had already been started.
-        public static let operationReused = Code(.operationReused)
+        public static let operationReused = Code("operationReused")
         /// The operations did not finish within the timeout the caller gave.
-        public static let timedOut = Code(.timedOut)
+        public static let timedOut = Code("timedOut")
         /// The dispatcher was shut down and takes no new actions.
-        public static let shutDown = Code(.shutDown)
+        public static let shutDown = Code("shutDown")
         /// `RecorderMiddleware.jump(to:)` was given a position outside its history.
-        public static let historyPositionOutOfRange = Code(.historyPositionOutOfRange)
+        public static let historyPositionOutOfRange = Code("historyPositionOutOfRange")
         /// The recorder is not registered with a dispatcher, so it has nothing to restore into.
-        public static let recorderDetached = Code(.recorderDetached)
+        public static let recorderDetached = Code("recorderDetached")
         /// A restore was asked for from inside a store's `updateState` or `reduce`.
-        public static let reentrantRestore = Code(.reentrantRestore)
+        public static let reentrantRestore = Code("reentrantRestore")
 
         /// The code's name, for example `duplicateIdentifier`.
         public var description: String {
-            String(describing: value)
+            name
         }
     }
 

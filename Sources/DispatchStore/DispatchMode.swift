@@ -40,3 +40,16 @@ public enum DispatchMode: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension DispatchMode {
+    /// The mode named `name` (its ``description``).
+    init?(name: String) {
+        switch name {
+        case "async": self = .async
+        case "sync": self = .sync
+        case "serial": self = .serial
+        case "mainThread": self = .mainThread
+        default: return nil
+        }
+    }
+}

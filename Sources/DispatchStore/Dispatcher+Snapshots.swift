@@ -1,11 +1,3 @@
-/// One store's state at a recorded instant.
-public struct StoreSnapshot: Sendable {
-    /// The store's identifier.
-    public let storeIdentifier: String
-    /// Its state then.
-    public let state: any StateType
-}
-
 extension Dispatcher {
     /// The states of all registered stores at one instant: no commit happens between two reads.
     ///

@@ -304,8 +304,8 @@ public final class Dispatcher: @unchecked Sendable {
 
         var routingError: DispatchError?
         if let identifier {
-            if let candidate = route, ObjectIdentifier(candidate.receivers[0].actionType) != type {
-                let expected = "\(candidate.receivers[0].actionType)"
+            if let candidate = route, ObjectIdentifier(candidate.stores[0].actionType) != type {
+                let expected = "\(candidate.stores[0].actionType)"
                 routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
                 route = nil
             } else if !routed {
@@ -317,7 +317,7 @@ public final class Dispatcher: @unchecked Sendable {
 
         // Without middleware nobody can cancel a single-store `.sync` dispatch while it runs (the
         // caller gets the transaction only afterwards), so it needs no transaction run.
-        if mode == .sync, !startCancelled, middleware.isEmpty, let single = route, single.receivers.count == 1 {
+        if mode == .sync, !startCancelled, middleware.isEmpty, let single = route, single.stores.count == 1 {
             let transaction = Transaction(
                 id: id,
                 action: action,
@@ -382,7 +382,7 @@ public final class Dispatcher: @unchecked Sendable {
         case .mainThread:
             let run = configure(nil)
             mainLane.adopt()
-            if run.drive() == .completed { mainLane.adoptedJobCompleted() }
+            if run.drive() == .completed { mainLane.adoptedRunCompleted() }
             return run.transaction
         case .sync:
             let run = configure(nil)
@@ -441,16 +441,16 @@ public final class Dispatcher: @unchecked Sendable {
         completion: (@Sendable (DispatchResult) -> Void)?
     ) {
         var waiter: OperationWaiter?
-        let start = route.first.beginUnit(
+        let start = route.first.beginStep(
             action,
             dependencies: { [] },
             context: ThreadContext.current(key: contextKey),
             makeFinishHook: {
                 let created = OperationWaiter()
                 waiter = created
-                let receiver = route.first
+                let store = route.first
                 return { status in
-                    if !created.deliver(status) { receiver.deliverPendingChanges() }
+                    if !created.deliver(status) { store.deliverPendingChanges() }
                 }
             }
         )
@@ -481,7 +481,7 @@ public final class Dispatcher: @unchecked Sendable {
 
     /// Closes the dispatcher to new actions (idempotent).
     ///
-    /// - Returns: The lanes' job counts at the instant it closed.
+    /// - Returns: The lanes' run counts at the instant it closed.
     func close() -> (completed: Int, cancelled: Int) {
         lock.withLock {
             isClosed = true
@@ -489,7 +489,7 @@ public final class Dispatcher: @unchecked Sendable {
         }
     }
 
-    /// The lanes' job counts added up: completed, and cancelled by a shutdown.
+    /// The lanes' run counts added up: completed, and cancelled by a shutdown.
     var laneCounts: (completed: Int, cancelled: Int) {
         lanes.reduce((0, 0)) { total, lane in
             let counts = lane.counts
@@ -508,7 +508,7 @@ public final class Dispatcher: @unchecked Sendable {
     ///   take them).
     func cancelInFlight() -> Int {
         for lane in lanes {
-            lane.cancelQueuedJobs()
+            lane.cancelQueuedRuns()
         }
         return suspendedRuns.cancelAll()
     }
@@ -568,59 +568,5 @@ public final class Dispatcher: @unchecked Sendable {
                 return lanes.allSatisfy(\.isIdle)
             }
         }
-    }
-}
-
-/// Waits for one operation that did not finish inline (the single-store `.sync` path).
-final class OperationWaiter: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    private let state = Locked<(status: StoreOutcome.Status?, abandoned: Bool)>((nil, false))
-
-    /// Hands over the status; `false` when the waiter gave up (timed out) first.
-    func deliver(_ status: StoreOutcome.Status) -> Bool {
-        let accepted = state.withLock { state in
-            guard !state.abandoned else { return false }
-            state.status = status
-            return true
-        }
-        if accepted { semaphore.signal() }
-        return accepted
-    }
-
-    /// The status, or `nil` when `timeout` passed first.
-    func wait(timeout: Duration?) -> StoreOutcome.Status? {
-        if let timeout {
-            if semaphore.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
-                return state.withLock { state in
-                    if state.status == nil { state.abandoned = true }
-                    return state.status
-                }
-            }
-        } else {
-            semaphore.wait()
-        }
-        return state.withLock { $0.status }
-    }
-}
-
-private let transactionIDBlocks = Locked<UInt64>(0)
-
-/// Reserves a block of transaction ids, so that ids are unique in the process without a global
-/// lock per dispatch.
-///
-/// - Parameter size: How many ids to reserve.
-/// - Returns: The first id of the block and the id after its last.
-func reserveTransactionIDBlock(size: UInt64 = 4096) -> (UInt64, UInt64) {
-    transactionIDBlocks.withLock { next in
-        defer { next += size }
-        return (next + 1, next + 1 + size)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

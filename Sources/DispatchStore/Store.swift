@@ -383,12 +383,12 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     }
 
     /// Asks the reducer for the operation of one action and starts it; see `ActionReceiver`.
-    func beginUnit(
+    func beginStep(
         _ actionPointer: UnsafeRawPointer,
         dependencies: () -> [Operation],
         context: ThreadContext,
-        makeFinishHook: () -> UnitFinishHook
-    ) -> UnitStart {
+        makeFinishHook: () -> StepFinishHook
+    ) -> StepStart {
         // The route only holds stores whose `Action` is the dispatched action's type.
         let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
         let savedStore = context.inlineStore
@@ -403,15 +403,15 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         if operation.isPlaceholder {
             switch inline {
             case .reduced(let notified):
-                return UnitStart(operation: nil, status: .finished, needsDelivery: notified)
+                return StepStart(operation: nil, status: .finished, needsDelivery: notified)
             case .reentrant:
-                return UnitStart(
+                return StepStart(
                     operation: nil,
                     status: .failed(DispatchError.reentrant(identifier)),
                     needsDelivery: false
                 )
             case .none:
-                return UnitStart(operation: nil, status: .finished, needsDelivery: false)
+                return StepStart(operation: nil, status: .finished, needsDelivery: false)
             }
         }
         let notifiedInline: Bool
@@ -419,11 +419,11 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
         guard operation.claimForDispatcher() else {
             let error = DispatchError.operationReused(identifier)
-            return UnitStart(operation: nil, status: .failed(error), needsDelivery: notifiedInline)
+            return StepStart(operation: nil, status: .failed(error), needsDelivery: notifiedInline)
         }
         // A custom operation would deadlock in updateState if this thread already holds the lock.
         guard lock.lockUnlessOwned() else {
-            return UnitStart(operation: nil, status: .failed(DispatchError.reentrant(identifier)), needsDelivery: false)
+            return StepStart(operation: nil, status: .failed(DispatchError.reentrant(identifier)), needsDelivery: false)
         }
         operationsInFlight += 1
         lock.unlock()
@@ -439,13 +439,13 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         if operation.isReady {
             if let (status, ranBody) = operation.runInline() {
                 let notified = endOperation(action: action, ranBody: ranBody)
-                return UnitStart(operation: operation, status: status, needsDelivery: notified || notifiedInline)
+                return StepStart(operation: operation, status: status, needsDelivery: notified || notifiedInline)
             }
         } else {
             // The reducer gave the operation dependencies of its own; let a queue wait for them.
             OperationQueues.externalDependencies.addOperation(operation)
         }
-        return UnitStart(operation: operation, status: nil, needsDelivery: true)
+        return StepStart(operation: operation, status: nil, needsDelivery: true)
     }
 
     /// Commits the end of one of this store's operations: queues the change for the observers.
@@ -502,12 +502,3 @@ private func nextStoreSequence() -> UInt64 {
 }
 
 extension Store: StoreEntry {}
-
-/// Calls `body` with a pointer to the wrapped value, or `nil`.
-private func withUnsafeOptionalPointer<Value, Result>(
-    to value: Value?,
-    _ body: (UnsafeRawPointer?) throws -> Result
-) rethrows -> Result {
-    guard let value else { return try body(nil) }
-    return try withUnsafePointer(to: value) { try body(UnsafeRawPointer($0)) }
-}

@@ -1,13 +1,5 @@
 import Foundation
 
-/// How far driving a transaction got.
-enum DriveResult {
-    /// The job is done.
-    case completed
-    /// The job waits for an operation; it will be handed back with `Lane.resume(_:)`.
-    case suspended
-}
-
 /// A queue of transactions drained in batches by `Operation`s.
 ///
 /// Queueing one `Operation` per action costs microseconds; a lane instead appends the transaction
@@ -37,20 +29,20 @@ final class Lane: @unchecked Sendable {
     private let idle: IdleMonitor
     private let lock = Lock()
     // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
-    private let jobs = FIFO<TransactionRun>()
+    private let runs = FIFO<TransactionRun>()
     @exclusivity(unchecked) private var freeSlots: [Int]
     @exclusivity(unchecked) private var blocked = false
     @exclusivity(unchecked) private var resumedWhileDriving = false
     @exclusivity(unchecked) private var outstanding = 0
     @exclusivity(unchecked) private var idleWaiters = 0
-    /// Set by a cancelling shutdown: every job taken from the queue from then on is cancelled first.
-    @exclusivity(unchecked) private var cancelsJobs = false
-    /// How many jobs completed, and how many of them a shutdown cancelled, since the lane was created.
-    @exclusivity(unchecked) private var completedJobs = 0
-    @exclusivity(unchecked) private var cancelledJobs = 0
+    /// Set by a cancelling shutdown: every run taken from the queue from then on is cancelled first.
+    @exclusivity(unchecked) private var cancelsRuns = false
+    /// How many runs completed, and how many of them a shutdown cancelled, since the lane was created.
+    @exclusivity(unchecked) private var completedRuns = 0
+    @exclusivity(unchecked) private var cancelledRuns = 0
     /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
     @exclusivity(unchecked) private var spareRuns: [TransactionRun] = []
-    /// The dispatcher, held strongly only while jobs are outstanding: its runs do not count
+    /// The dispatcher, held strongly only while runs are outstanding: its runs do not count
     /// references to it, and a dispatcher released by its users lives until its work is done.
     @exclusivity(unchecked) private var keepAlive: Dispatcher?
     private unowned(unsafe) var dispatcher: Dispatcher?
@@ -74,7 +66,7 @@ final class Lane: @unchecked Sendable {
 
     /// How many transactions the main lane runs before yielding the main queue.
     static let mainBatchLimit = 64
-    /// The most jobs a drainer takes at once.
+    /// The most runs a drainer takes at once.
     static let batchLimit = 64
     /// The most completed runs a lane keeps for reuse.
     static let spareLimit = 256
@@ -112,7 +104,7 @@ final class Lane: @unchecked Sendable {
         if let spare = spareRuns.popLast() {
             let run = configure(spare)
             let transaction = run.transaction
-            jobs.append(run)
+            runs.append(run)
             countStartedLocked()
             let slot = blocked ? nil : freeSlots.popLast()
             lock.unlock()
@@ -126,29 +118,29 @@ final class Lane: @unchecked Sendable {
         return transaction
     }
 
-    /// Queues a new job.
-    func enqueue(_ job: TransactionRun) {
+    /// Queues a new run.
+    func enqueue(_ run: TransactionRun) {
         lock.lock()
-        jobs.append(job)
+        runs.append(run)
         countStartedLocked()
         let slot = blocked ? nil : freeSlots.popLast()
         lock.unlock()
         if let slot { scheduleDrainer(slot) }
     }
 
-    /// Counts a job that the caller drives itself (a `.mainThread` dispatch made on the main queue).
+    /// Counts a run that the caller drives itself (a `.mainThread` dispatch made on the main queue).
     func adopt() {
         lock.withLock { countStartedLocked() }
     }
 
-    /// Counts one more outstanding job, with `lock` held.
+    /// Counts one more outstanding run, with `lock` held.
     private func countStartedLocked() {
         if outstanding == 0 { keepAlive = dispatcher }
         outstanding += 1
     }
 
-    /// Ends a job counted by `adopt()` that completed on its first drive.
-    func adoptedJobCompleted() {
+    /// Ends a run counted by `adopt()` that completed on its first drive.
+    func adoptedRunCompleted() {
         lock.lock()
         let (signal, released) = completeLocked()
         lock.unlock()
@@ -156,37 +148,37 @@ final class Lane: @unchecked Sendable {
         released?.laneBecameIdle()
     }
 
-    /// Hands back a suspended job whose operation finished, to be driven again.
-    func resume(_ job: TransactionRun) {
+    /// Hands back a suspended run whose operation finished, to be driven again.
+    func resume(_ run: TransactionRun) {
         lock.lock()
         if kind == .serial {
             guard blocked else {
-                // The drainer has not let go of the job yet; it will drive it again.
+                // The drainer has not let go of the run yet; it will drive it again.
                 resumedWhileDriving = true
                 lock.unlock()
                 return
             }
             blocked = false
         }
-        jobs.prepend(job)
+        runs.prepend(run)
         let slot = freeSlots.popLast()
         lock.unlock()
         if let slot { scheduleDrainer(slot) }
     }
 
-    /// Whether no job is queued, running or suspended.
+    /// Whether no run is queued, running or suspended.
     var isIdle: Bool {
         lock.withLock { outstanding == 0 }
     }
 
-    /// How many jobs completed, and how many of them were cancelled by ``cancelQueuedJobs()``.
+    /// How many runs completed, and how many of them were cancelled by ``cancelQueuedRuns()``.
     var counts: (completed: Int, cancelled: Int) {
-        lock.withLock { (completedJobs, cancelledJobs) }
+        lock.withLock { (completedRuns, cancelledRuns) }
     }
 
-    /// Cancels every job taken from the queue from now on (a shutdown cancelling what is in flight).
-    func cancelQueuedJobs() {
-        lock.withLock { cancelsJobs = true }
+    /// Cancels every run taken from the queue from now on (a shutdown cancelling what is in flight).
+    func cancelQueuedRuns() {
+        lock.withLock { cancelsRuns = true }
     }
 
     /// Registers (or unregisters) a thread waiting for the lane to become idle.
@@ -194,21 +186,21 @@ final class Lane: @unchecked Sendable {
         lock.withLock { idleWaiters += delta }
     }
 
-    /// Drives the queued jobs on the calling thread (the main lane, from the main queue, while
+    /// Drives the queued runs on the calling thread (the main lane, from the main queue, while
     /// waiting for the dispatcher to become idle).
     func drainOnCurrentThread() {
         var cancelled = 0
         while true {
             lock.lock()
-            cancelledJobs += cancelled
-            guard let job = jobs.popFirst() else {
+            cancelledRuns += cancelled
+            guard let run = runs.popFirst() else {
                 lock.unlock()
                 return
             }
-            let cancelling = cancelsJobs
+            let cancelling = cancelsRuns
             lock.unlock()
-            cancelled = cancelling && job.requestCancel() ? 1 : 0
-            if job.drive() == .completed { adoptedJobCompleted() }
+            cancelled = cancelling && run.requestCancel() ? 1 : 0
+            if run.drive() == .completed { adoptedRunCompleted() }
         }
     }
 
@@ -226,12 +218,12 @@ final class Lane: @unchecked Sendable {
             lock.lock()
             let (signal, released) = completeLocked(completed)
             completed = 0
-            cancelledJobs += cancelled
+            cancelledRuns += cancelled
             cancelled = 0
-            let cancelling = cancelsJobs
+            let cancelling = cancelsRuns
             let kept = min(reusable.count, Lane.spareLimit - spareRuns.count)
             if kept > 0 { spareRuns.append(contentsOf: reusable[..<kept]) }
-            if kind == .main && driven >= Lane.mainBatchLimit && !jobs.isEmpty {
+            if kind == .main && driven >= Lane.mainBatchLimit && !runs.isEmpty {
                 // Give the main queue back (to the user interface, other dispatchers), then go on.
                 lock.unlock()
                 reusable.removeAll()
@@ -239,10 +231,10 @@ final class Lane: @unchecked Sendable {
                 scheduleDrainer(slot)
                 return
             }
-            // Several jobs per lock; concurrent drainers share what is queued.
+            // Several runs per lock; concurrent drainers share what is queued.
             let limit =
-                kind == .concurrent ? max(1, min(Lane.batchLimit / 2, jobs.count / slots.count)) : Lane.batchLimit
-            let count = blocked ? 0 : jobs.popFirst(upTo: limit, into: batch)
+                kind == .concurrent ? max(1, min(Lane.batchLimit / 2, runs.count / slots.count)) : Lane.batchLimit
+            let count = blocked ? 0 : runs.popFirst(upTo: limit, into: batch)
             if count == 0 {
                 freeSlots.append(slot)
                 lock.unlock()
@@ -256,19 +248,19 @@ final class Lane: @unchecked Sendable {
             if signal { idle.signal() }
             released?.laneBecameIdle()
             for position in 0..<count {
-                var job = (batch + position).move()
+                var run = (batch + position).move()
                 driven += 1
-                if _slowPath(cancelling), job.requestCancel() { cancelled += 1 }
-                if drive(job, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
+                if _slowPath(cancelling), run.requestCancel() { cancelled += 1 }
+                if drive(run, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
                     completed += 1
-                    if job.isReusable && isKnownUniquelyReferenced(&job) {
-                        job.clearForReuse()
-                        reusable.append(job)
+                    if run.isReusable && isKnownUniquelyReferenced(&run) {
+                        run.clearForReuse()
+                        reusable.append(run)
                     }
                 } else if kind == .serial {
                     lock.lock()
                     let (_, released) = completeLocked(completed)
-                    cancelledJobs += cancelled
+                    cancelledRuns += cancelled
                     lock.unlock()
                     released?.laneBecameIdle()
                     return
@@ -277,21 +269,21 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Drives `job` until it completes or suspends.
+    /// Drives `run` until it completes or suspends.
     ///
-    /// On the serial lane a suspended job blocks the lane, and this drainer stops, unless the job
+    /// On the serial lane a suspended run blocks the lane, and this drainer stops, unless the run
     /// was resumed before the drainer let go of it; the rest of the drainer's batch goes back to the
     /// front of the queue, in the same critical section, so that FIFO order holds.
     ///
-    /// - Returns: Whether the job completed.
+    /// - Returns: Whether the run completed.
     private func drive(
-        _ job: TransactionRun,
+        _ run: TransactionRun,
         slot: Int,
         remaining: UnsafeMutablePointer<TransactionRun>,
         remainingCount: Int
     ) -> Bool {
         while true {
-            if job.drive() == .completed { return true }
+            if run.drive() == .completed { return true }
             guard kind == .serial else { return false }
             lock.lock()
             if resumedWhileDriving {
@@ -299,7 +291,7 @@ final class Lane: @unchecked Sendable {
                 lock.unlock()
                 continue
             }
-            jobs.prepend(movingFrom: remaining, count: remainingCount)
+            runs.prepend(movingFrom: remaining, count: remainingCount)
             blocked = true
             freeSlots.append(slot)
             lock.unlock()
@@ -307,30 +299,18 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Counts `count` jobs as done, with `lock` held.
+    /// Counts `count` runs as done, with `lock` held.
     ///
-    /// - Returns: Whether idle waiters should be woken, and, when no job is outstanding any more, the
+    /// - Returns: Whether idle waiters should be woken, and, when no run is outstanding any more, the
     ///   dispatcher to tell (after unlocking) with `laneBecameIdle()`; dropping that reference may
     ///   release the dispatcher.
     private func completeLocked(_ count: Int = 1) -> (Bool, Dispatcher?) {
         guard count > 0 else { return (false, nil) }
         outstanding -= count
-        completedJobs += count
+        completedRuns += count
         guard outstanding == 0 else { return (false, nil) }
         let released = keepAlive
         keepAlive = nil
         return (idleWaiters > 0, released)
-    }
-}
-
-/// Wakes threads waiting for a dispatcher's lanes to become idle.
-final class IdleMonitor: @unchecked Sendable {
-    // @unchecked: NSCondition is the synchronisation primitive.
-    let condition = NSCondition()
-
-    func signal() {
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
     }
 }

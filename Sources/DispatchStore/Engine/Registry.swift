@@ -25,7 +25,7 @@ final class Registry: @unchecked Sendable {
         var groupOrder: [ObjectIdentifier] = []
         for (index, store) in stores.enumerated() {
             byIdentifier[store.identifier] = store
-            single[store.identifier] = Route(receivers: [store], dependencies: [[]])
+            single[store.identifier] = Route(stores: [store], dependencies: [[]])
             let key = ObjectIdentifier(store.actionType)
             if groups[key] == nil { groupOrder.append(key) }
             groups[key, default: []].append(index)
@@ -97,7 +97,7 @@ final class Registry: @unchecked Sendable {
         }
         let order = Dictionary(uniqueKeysWithValues: placed.enumerated().map { ($1, $0) })
         let dependencies = placed.map { member in waits[member].compactMap { order[$0] }.sorted() }
-        return Route(receivers: placed.map { stores[members[$0]] }, dependencies: dependencies)
+        return Route(stores: placed.map { stores[members[$0]] }, dependencies: dependencies)
     }
 
     /// Every identifier reachable from `start` along the registered stores' `waitsFor`.

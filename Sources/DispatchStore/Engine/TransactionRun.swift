@@ -295,7 +295,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         context: ThreadContext,
         stoppedBeforeFirst: Bool
     ) -> Bool {
-        let count = route.receivers.count
+        let count = route.stores.count
         let tracksDependencies = route.hasDependencies
         // Only a holder of the transaction can cancel it meanwhile: the caller of a queued dispatch,
         // or a middleware.
@@ -305,9 +305,9 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         var anyFailed = false
         var outcomes: [StoreOutcome] = []
         for index in 0..<count {
-            let receiver = route.receivers[index]
+            let store = route.stores[index]
             var stopped = stoppedBeforeFirst
-            if !middleware.isEmpty { announce(receiver) }
+            if !middleware.isEmpty { announce(store) }
             // A middleware's `willDispatch` may just have cancelled the transaction.
             if (index > 0 && cancellable) || !middleware.isEmpty {
                 lock.lock()
@@ -318,7 +318,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
             var status = StoreOutcome.Status.cancelled
             if !stopped && !blocked {
                 var suspended = false
-                let start = receiver.beginUnit(
+                let start = store.beginStep(
                     action,
                     dependencies: { tracksDependencies ? route.dependencies[index].compactMap { operations[$0] } : [] },
                     context: context,
@@ -334,14 +334,14 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                 }
                 status = start.status ?? .cancelled
                 if tracksDependencies, let operation = start.operation { operations[index] = operation }
-                if start.needsDelivery { receiver.deliverPendingChanges() }
+                if start.needsDelivery { store.deliverPendingChanges() }
             }
             if tracksDependencies && !status.isFinished {
                 failed[index] = true
                 anyFailed = true
             }
-            if !middleware.isEmpty { reportDispatched(receiver) }
-            if needsResult { outcomes.append(StoreOutcome(storeIdentifier: receiver.identifier, status: status)) }
+            if !middleware.isEmpty { reportDispatched(store) }
+            if needsResult { outcomes.append(StoreOutcome(storeIdentifier: store.identifier, status: status)) }
         }
         complete(outcomes: outcomes)
         return true
@@ -350,7 +350,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// Moves the fast path's progress into `units`: the stores before `running` are reported, the
     /// one at `running` runs.
     private func moveToStateMachine(running: Int, outcomes: [StoreOutcome], operations: [Operation?], failed: [Bool]) {
-        let count = route?.receivers.count ?? 0
+        let count = route?.stores.count ?? 0
         // A queued run now waits outside its lane: let a shutdown find it. (The run, no longer
         // reusable, keeps its identity.)
         let cancelNow = lane != nil && dispatcher?.suspendedRuns.add(self) == true
@@ -382,7 +382,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                 let outcomes = lock.withLock {
                     (machine?.units ?? []).enumerated().map { index, unit in
                         StoreOutcome(
-                            storeIdentifier: route?.receivers[index].identifier ?? "",
+                            storeIdentifier: route?.stores[index].identifier ?? "",
                             status: unit.status ?? .cancelled
                         )
                     }
@@ -450,17 +450,17 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     }
 
     private func start(_ index: Int, dependencies: [Operation], context: ThreadContext) {
-        guard let receiver = route?.receivers[index] else { return }
+        guard let store = route?.stores[index] else { return }
         if !middleware.isEmpty {
-            announce(receiver)
+            announce(store)
             // A middleware's `willDispatch` may just have cancelled the transaction.
             if lock.withLock({ cancelRequested || machine?.expiredStores != nil }) {
-                record(UnitStart(operation: nil, status: .cancelled, needsDelivery: false), for: index)
+                record(StepStart(operation: nil, status: .cancelled, needsDelivery: false), for: index)
                 return
             }
         }
         let start = withUnsafeActionPointer(to: action) { action in
-            receiver.beginUnit(
+            store.beginStep(
                 action,
                 dependencies: { dependencies },
                 context: context,
@@ -474,7 +474,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     ///
     /// A cancel or a timeout may have come while the operation started, before it was recorded here
     /// for them to find: then it is cancelled now.
-    private func record(_ start: UnitStart, for index: Int) {
+    private func record(_ start: StepStart, for index: Int) {
         let cancelNow: Bool = lock.withLock {
             let machine = machineLocked
             machine.units[index].operation = start.operation
@@ -492,25 +492,25 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     }
 
     private func report(_ index: Int, announced: Bool, needsDelivery: Bool) {
-        guard let receiver = route?.receivers[index] else { return }
-        if !announced && !middleware.isEmpty { announce(receiver) }
-        if needsDelivery { receiver.deliverPendingChanges() }
-        if !middleware.isEmpty { reportDispatched(receiver) }
+        guard let store = route?.stores[index] else { return }
+        if !announced && !middleware.isEmpty { announce(store) }
+        if needsDelivery { store.deliverPendingChanges() }
+        if !middleware.isEmpty { reportDispatched(store) }
     }
 
-    /// Calls every middleware's `willDispatch` for `receiver`.
-    private func announce(_ receiver: any StoreEntry) {
+    /// Calls every middleware's `willDispatch` for `store`.
+    private func announce(_ store: any StoreEntry) {
         let transaction = transaction
         for middleware in middleware {
-            middleware.willDispatch(transaction: transaction, action: transaction.action, in: receiver)
+            middleware.willDispatch(transaction: transaction, action: transaction.action, in: store)
         }
     }
 
-    /// Calls every middleware's `didDispatch` for `receiver`.
-    private func reportDispatched(_ receiver: any StoreEntry) {
+    /// Calls every middleware's `didDispatch` for `store`.
+    private func reportDispatched(_ store: any StoreEntry) {
         let transaction = transaction
         for middleware in middleware {
-            middleware.didDispatch(transaction: transaction, action: transaction.action, in: receiver)
+            middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
         }
     }
 
@@ -544,7 +544,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
             isDriving = true
             return (true, false)
         }
-        if late { route?.receivers[index].deliverPendingChanges() }
+        if late { route?.stores[index].deliverPendingChanges() }
         if resume { resumeOnExecutor() }
     }
 
@@ -560,7 +560,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                 machine.units[index].status = .cancelled
                 machine.units[index].needsDelivery = true
                 if let operation = machine.units[index].operation { running.append(operation) }
-                identifiers.append(route?.receivers[index].identifier ?? "")
+                identifiers.append(route?.stores[index].identifier ?? "")
             }
             machine.expiredStores = identifiers
             guard !isDriving else { return (running, false) }
@@ -593,51 +593,5 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         OperationQueues.timers.asyncAfter(deadline: deadline) { [weak self] in
             self?.expire()
         }
-    }
-}
-
-extension Duration {
-    /// The duration as a `DispatchTimeInterval` in nanoseconds (saturating).
-    var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow, seconds >= 0 else { return seconds < 0 ? .nanoseconds(0) : .never }
-        let total = nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
-        guard !total.overflow, total.partialValue <= Int64(Int.max) else { return .never }
-        return .nanoseconds(Int(total.partialValue))
-    }
-}
-
-/// The queued runs that wait for an operation (they left their lane), so that a shutdown can
-/// cancel them; once cancelling, runs that start waiting later are cancelled as they register.
-final class SuspendedRuns: Sendable {
-    private let state = Locked<(runs: [ObjectIdentifier: TransactionRun], cancelling: Bool)>(([:], false))
-
-    /// Adds a run that waits for an operation.
-    ///
-    /// - Returns: Whether the run must cancel itself (a shutdown is cancelling everything).
-    func add(_ run: TransactionRun) -> Bool {
-        state.withLock { state in
-            state.runs[ObjectIdentifier(run)] = run
-            return state.cancelling
-        }
-    }
-
-    /// Removes a run that completed.
-    func remove(_ run: TransactionRun) {
-        state.withLock { state in
-            state.runs[ObjectIdentifier(run)] = nil
-        }
-    }
-
-    /// Cancels every waiting run, and every run that starts waiting from now on.
-    ///
-    /// - Returns: How many runs the call cancelled.
-    func cancelAll() -> Int {
-        let runs = state.withLock { state in
-            state.cancelling = true
-            return Array(state.runs.values)
-        }
-        return runs.reduce(0) { count, run in run.requestCancel() ? count + 1 : count }
     }
 }

@@ -39,33 +39,12 @@ final class FIFO<Element> {
         count += 1
     }
 
-    /// Puts `elements` back at the front, in their order.
-    func prepend(contentsOf elements: some BidirectionalCollection<Element>) {
-        for element in elements.reversed() {
-            prepend(element)
-        }
-    }
-
     func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = (storage + head).move()
         head = (head + 1) & (capacity - 1)
         count -= 1
         return element
-    }
-
-    /// Removes and returns up to `limit` elements from the front.
-    func popFirst(upTo limit: Int) -> [Element] {
-        let taken = min(limit, count)
-        guard taken > 0 else { return [] }
-        return [Element](unsafeUninitializedCapacity: taken) { buffer, initialized in
-            for index in 0..<taken {
-                (buffer.baseAddress! + index).initialize(to: (storage + ((head + index) & (capacity - 1))).move())
-            }
-            initialized = taken
-            head = (head + taken) & (capacity - 1)
-            count -= taken
-        }
     }
 
     /// Moves up to `limit` elements from the front into `buffer`.
@@ -86,11 +65,6 @@ final class FIFO<Element> {
         for index in stride(from: moved - 1, through: 0, by: -1) {
             prepend((buffer + index).move())
         }
-    }
-
-    /// Removes and returns every element, oldest first.
-    func removeAll() -> [Element] {
-        popFirst(upTo: count)
     }
 
     private func grow() {

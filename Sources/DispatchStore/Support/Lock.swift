@@ -91,32 +91,3 @@ final class Lock: @unchecked Sendable {
         return try body()
     }
 }
-
-/// A value that is only ever read or written while holding its own lock.
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched inside `lock.withLock`.
-    private let lock = Lock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    /// Runs `body` with exclusive access to the value.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock { try body(&value) }
-    }
-}
-
-/// A fixed set of locks shared by short-lived objects, so that creating one costs no allocation.
-///
-/// Hold a pool lock only briefly, never while calling out or taking another lock: unrelated
-/// objects may share it.
-enum LockPool {
-    private static let locks = (0..<64).map { _ in Lock() }
-
-    /// The lock for the object numbered `number` (for example a transaction id).
-    static func lock(for number: UInt64) -> Lock {
-        locks[Int(number & 63)]
-    }
-}

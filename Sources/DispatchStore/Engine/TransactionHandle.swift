@@ -1,0 +1,23 @@
+import Foundation
+
+/// The transaction of an awaited dispatch, for the task's cancellation handler, which may run
+/// before the dispatch returned it.
+final class TransactionHandle: Sendable {
+    private let state = Locked<(transaction: Transaction?, cancelled: Bool)>((nil, false))
+
+    func set(_ transaction: Transaction) {
+        let cancelNow = state.withLock { state in
+            state.transaction = transaction
+            return state.cancelled
+        }
+        if cancelNow { transaction.cancel() }
+    }
+
+    func cancel() {
+        let transaction = state.withLock { state in
+            state.cancelled = true
+            return state.transaction
+        }
+        transaction?.cancel()
+    }
+}

@@ -1,0 +1,22 @@
+/// The subscriptions to one key path of the state: one comparison per change for all of them.
+///
+/// `changed` is only touched under the store's delivery lock.
+@usableFromInline
+final class KeyPathGroup {
+    /// Compares the value in the state (given by pointer) with the last one delivered; records it
+    /// and returns `true` when it differs.
+    @usableFromInline
+    typealias Update = (_ state: UnsafeRawPointer) -> Bool
+
+    let keyPath: AnyKeyPath
+    /// The typed last and current values (a `KeyPathValues`), for subscriptions joining later.
+    @usableFromInline
+    let values: AnyObject
+    let update: Update
+    @usableFromInline
+    init(keyPath: AnyKeyPath, values: AnyObject, update: @escaping Update) {
+        self.keyPath = keyPath
+        self.values = values
+        self.update = update
+    }
+}

@@ -1,0 +1,31 @@
+/// One subscription to a store's changes.
+///
+/// Not generic: the delivery loop walks an array of these, and generic code that is not
+/// specialised for the caller's types would look up runtime metadata on every element. The
+/// typed work sits in `call`, a closure built by the `@inlinable` subscribe methods, so the
+/// caller's module compiles it for its concrete state and action types.
+@usableFromInline
+final class ObserverEntry {
+    /// Calls the subscriber with pointers to the state and to the action (`nil` for a restore or an
+    /// update outside any operation), valid during the call.
+    @usableFromInline
+    typealias Call = (_ state: UnsafeRawPointer, _ action: UnsafeRawPointer?) -> Void
+
+    let id: UInt64
+    /// The object whose lifetime bounds the subscription, for `register(observer:callback:)`.
+    weak var object: AnyObject?
+    /// Whether `object` was given: such an observer ends when the object is released.
+    let isBoundToObject: Bool
+    /// For a key-path subscription, the group that tells whether the value changed.
+    let group: KeyPathGroup?
+    let call: Call
+
+    @usableFromInline
+    init(id: UInt64, object: AnyObject?, group: KeyPathGroup?, call: @escaping Call) {
+        self.id = id
+        self.object = object
+        self.isBoundToObject = object != nil
+        self.group = group
+        self.call = call
+    }
+}

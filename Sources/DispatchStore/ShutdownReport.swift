@@ -1,0 +1,44 @@
+/// What a ``Dispatcher/shutdown(_:timeout:)`` did.
+public struct ShutdownReport: Sendable, Hashable, CustomStringConvertible {
+    /// How many queued transactions (`.async`, `.serial`, `.mainThread`) ended while the shutdown
+    /// waited, whichever way they ended.
+    public let completed: Int
+    /// How many of them the shutdown cancelled (the ``ShutdownPolicy/cancel`` policy, or the timeout).
+    public let cancelled: Int
+    /// How many dispatches were rejected from the start of the first shutdown until this report.
+    public let rejected: Int
+    /// Whether the timeout passed with transactions still in flight (they were then cancelled).
+    public let timedOut: Bool
+    /// Whether nothing was left in flight when the report was made.
+    public let isIdle: Bool
+    /// How long the shutdown took.
+    public let duration: Duration
+
+    /// Creates a report; the dispatcher creates these, tests may too.
+    ///
+    /// - Parameters:
+    ///   - completed: Transactions that ended during the shutdown.
+    ///   - cancelled: How many of them the shutdown cancelled.
+    ///   - rejected: Dispatches rejected since the shutdown began.
+    ///   - timedOut: Whether the timeout passed.
+    ///   - isIdle: Whether nothing was left in flight.
+    ///   - duration: How long the shutdown took.
+    public init(completed: Int, cancelled: Int, rejected: Int, timedOut: Bool, isIdle: Bool, duration: Duration) {
+        self.completed = completed
+        self.cancelled = cancelled
+        self.rejected = rejected
+        self.timedOut = timedOut
+        self.isIdle = isIdle
+        self.duration = duration
+    }
+
+    /// A line such as `shutdown: 12 transactions completed (0 cancelled), 1 dispatch rejected, idle`.
+    public var description: String {
+        func count(_ value: Int, _ noun: String, _ plural: String) -> String {
+            "\(value) \(value == 1 ? noun : plural)"
+        }
+        let state = isIdle ? "idle" : "not idle"
+        return "shutdown: \(count(completed, "transaction", "transactions")) completed (\(cancelled) cancelled), "
+            + "\(count(rejected, "dispatch", "dispatches")) rejected, \(timedOut ? "timed out, " : "")\(state)"
+    }
+}

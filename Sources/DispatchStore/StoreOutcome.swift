@@ -1,0 +1,51 @@
+/// How one store's operation for one transaction ended.
+public struct StoreOutcome: Sendable, CustomStringConvertible {
+    /// The end of a store's operation.
+    public enum Status: Sendable, CustomStringConvertible {
+        /// The operation ran and finished normally.
+        case finished
+        /// The operation was cancelled, or skipped because the transaction was cancelled, timed out,
+        /// or a store it waits for did not finish normally.
+        case cancelled
+        /// The operation failed with an error (`ActionOperation.finish(throwing:)`, or a
+        /// ``DispatchError`` such as a re-entrant `.sync` dispatch).
+        case failed(any Error)
+
+        /// Whether the operation finished normally.
+        public var isFinished: Bool {
+            if case .finished = self { return true }
+            return false
+        }
+
+        /// Whether the operation was cancelled or skipped.
+        public var isCancelled: Bool {
+            if case .cancelled = self { return true }
+            return false
+        }
+
+        /// The error, when the operation failed.
+        public var error: (any Error)? {
+            if case .failed(let error) = self { return error }
+            return nil
+        }
+
+        /// `finished`, `cancelled` or `failed(<error>)`.
+        public var description: String {
+            switch self {
+            case .finished: "finished"
+            case .cancelled: "cancelled"
+            case .failed(let error): "failed(\(error))"
+            }
+        }
+    }
+
+    /// The store's identifier.
+    public let storeIdentifier: String
+    /// How its operation ended.
+    public let status: Status
+
+    /// The identifier and the status, for example `counter finished`.
+    public var description: String {
+        "\(storeIdentifier) \(status)"
+    }
+}
