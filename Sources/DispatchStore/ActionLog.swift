@@ -199,15 +199,15 @@ public enum ActionLog {
         to identifier: String?,
         into dispatcher: Dispatcher
     ) -> DispatchResult {
-        let result = Locked<DispatchResult?>(nil)
+        let result = LockedBox<DispatchResult?>(nil)
         func open<Action: ActionType>(_ action: Action) {
             dispatcher.dispatch(action, to: identifier, mode: .sync) { outcome in
-                result.withLock { $0 = outcome }
+                result.withLockedValue { $0 = outcome }
             }
         }
         open(action)
         // `.sync` runs the completion before `dispatch` returns.
-        return result.withLock { $0! }
+        return result.withLockedValue { $0! }
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -37,19 +37,23 @@ import Darwin
 /// - Note: Thread-safe; lines from transactions finishing at once on several threads are written
 ///   whole, one after the other, in the order their transactions finished.
 public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
-    // @unchecked: the file descriptor and the counters are guarded by `lock`; the rest is immutable.
+    // @unchecked: the file descriptor and the counters are in `file`, behind its lock; the rest is
+    // immutable.
 
     /// The file the log is written to.
     public let path: String
     /// Whether every line is flushed to the disk (`fsync`) before the transaction's completion runs.
     public let syncsToDisk: Bool
     private let onError: (@Sendable (ActionLogError) -> Void)?
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var descriptor: Int32
-    private var written = 0
-    private var skipped = 0
-    private var failed = 0
+    private let file: LockedBox<State>
+
+    /// The open file and what was written to it.
+    private struct State {
+        var descriptor: Int32
+        var written = 0
+        var skipped = 0
+        var failed = 0
+    }
 
     /// Opens (or creates) the log file.
     ///
@@ -77,35 +81,36 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
         guard descriptor >= 0 else {
             throw ActionLogError.unwritable(path, reason: String(cString: strerror(errno)))
         }
-        self.descriptor = descriptor
+        self.file = LockedBox(State(descriptor: descriptor))
     }
 
     deinit {
+        let descriptor = file.withLockedValue { $0.descriptor }
         if descriptor >= 0 { _ = closeDescriptor(descriptor) }
     }
 
     /// How many lines were written.
     public var writtenCount: Int {
-        lock.withLock { written }
+        file.withLockedValue { $0.written }
     }
 
     /// How many handled transactions were not written because their action is not `Encodable`.
     public var skippedCount: Int {
-        lock.withLock { skipped }
+        file.withLockedValue { $0.skipped }
     }
 
     /// How many lines could not be encoded or written.
     public var failureCount: Int {
-        lock.withLock { failed }
+        file.withLockedValue { $0.failed }
     }
 
     /// Closes the file.
     ///
     /// Transactions finishing later are counted as failures. Calling it again does nothing.
     public func close() {
-        lock.withLock {
-            if descriptor >= 0 { _ = closeDescriptor(descriptor) }
-            descriptor = -1
+        file.withLockedValue { file in
+            if file.descriptor >= 0 { _ = closeDescriptor(file.descriptor) }
+            file.descriptor = -1
         }
     }
 
@@ -136,7 +141,7 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
         let stores = result.handledStores
         guard !stores.isEmpty else { return }
         guard let payload = result.transaction.action as? any Encodable else {
-            lock.withLock { skipped += 1 }
+            file.withLockedValue { $0.skipped += 1 }
             return
         }
         let transaction = result.transaction
@@ -157,25 +162,25 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
             return
         }
         data.append(UInt8(ascii: "\n"))
-        let failure: ActionLogError? = lock.withLock {
-            guard descriptor >= 0 else {
-                failed += 1
+        let failure: ActionLogError? = file.withLockedValue { file in
+            guard file.descriptor >= 0 else {
+                file.failed += 1
                 return .unwritable(path, reason: "the log was closed; transaction #\(transaction.id) was not written")
             }
-            if let reason = writeAll(data) {
-                failed += 1
+            if let reason = writeAll(data, to: file.descriptor) {
+                file.failed += 1
                 return .unwritable(path, reason: "\(reason); transaction #\(transaction.id) was not written")
             }
-            written += 1
+            file.written += 1
             return nil
         }
         if let failure { onError?(failure) }
     }
 
-    /// Writes `data` to the file and flushes it if asked; call with `lock` held.
+    /// Writes `data` to the file and flushes it if asked; call inside `file`'s lock.
     ///
     /// - Returns: The system's reason when it failed.
-    private func writeAll(_ data: Data) -> String? {
+    private func writeAll(_ data: Data, to descriptor: Int32) -> String? {
         data.withUnsafeBytes { bytes -> String? in
             var offset = 0
             while offset < bytes.count {
@@ -194,7 +199,7 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
     }
 
     private func report(_ error: ActionLogError) {
-        lock.withLock { failed += 1 }
+        file.withLockedValue { $0.failed += 1 }
         onError?(error)
     }
 }

@@ -25,7 +25,7 @@ public import Foundation
 ///   already started.
 public final class ActionOperation<State: StateType, Action: ActionType>: Operation, @unchecked Sendable {
     // @unchecked: Operation is @unchecked Sendable, so subclasses must restate it. Every mutable
-    // property below is guarded by `stateLock`; `body` runs once, outside the lock.
+    // value is in `lifecycle`, behind its lock; `body` runs once, outside the lock.
 
     /// The action this operation handles.
     public let action: Action
@@ -33,14 +33,6 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     private let body: ((ActionOperation<State, Action>, Action, Store<State, Action>) -> Void)?
     /// Whether this is a store's shared, already-finished stand-in for an inline reduction.
     let isPlaceholder: Bool
-
-    private enum Phase {
-        case ready
-        case starting
-        case executing
-        case finishing
-        case finished
-    }
 
     private enum StoreReference {
         case strong(Store<State, Action>)
@@ -51,16 +43,11 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         unowned let store: Store<State, Action>
     }
 
-    private let stateLock = Lock()
-    // Guarded by `stateLock`.
-    private var phase = Phase.ready
-    private var failure: (any Error)?
-    private var claimedByDispatcher = false
-    private var runningInline = false
-    private var didRunBody = false
-    private var finishHook: ((StoreOutcome.Status, Bool) -> Void)?
-    private var cancellationHandlers: [@Sendable () -> Void] = []
-    private var cancellationSeen = false
+    /// Where the operation stands, behind its lock.
+    ///
+    /// Not nested in this generic class: a nested
+    /// type would be generic too, and unspecialised code would look up its metadata at run time.
+    private let lifecycle = LockedBox(OperationLifecycle())
 
     /// Creates an operation that runs `body` when started.
     ///
@@ -111,17 +98,17 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
 
     /// Whether the body has started and ``finish()`` has not been called yet.
     public override var isExecuting: Bool {
-        stateLock.withLock { phase == .executing || phase == .finishing }
+        lifecycle.withLockedValue { $0.phase == .executing || $0.phase == .finishing }
     }
 
     /// Whether the operation has finished (or was cancelled before it started and then started).
     public override var isFinished: Bool {
-        stateLock.withLock { phase == .finished }
+        lifecycle.withLockedValue { $0.phase == .finished }
     }
 
     /// The error passed to ``finish(throwing:)``, if any.
     public var error: (any Error)? {
-        stateLock.withLock { failure }
+        lifecycle.withLockedValue { $0.failure }
     }
 
     /// Starts the operation: runs the body, or finishes at once if the operation was cancelled.
@@ -129,9 +116,9 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     /// The dispatcher starts the operations it receives from reducers; call this yourself only for an
     /// operation you run outside a dispatcher. Starting twice does nothing.
     public override func start() {
-        let claimed = stateLock.withLock {
-            guard phase == .ready else { return false }
-            phase = .starting
+        let claimed = lifecycle.withLockedValue { lifecycle in
+            guard lifecycle.phase == .ready else { return false }
+            lifecycle.phase = .starting
             return true
         }
         guard claimed else { return }
@@ -140,9 +127,9 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
             return
         }
         willChangeValue(forKey: "isExecuting")
-        stateLock.withLock {
-            phase = .executing
-            didRunBody = true
+        lifecycle.withLockedValue { lifecycle in
+            lifecycle.phase = .executing
+            lifecycle.didRunBody = true
         }
         didChangeValue(forKey: "isExecuting")
         body(self, action, store)
@@ -189,9 +176,9 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     /// - Note: Safe from any thread. Handlers added after the operation finished are still called if
     ///   it had been cancelled.
     public func onCancel(_ handler: @escaping @Sendable () -> Void) {
-        let cancelled = stateLock.withLock {
-            guard cancellationSeen else {
-                cancellationHandlers.append(handler)
+        let cancelled = lifecycle.withLockedValue { lifecycle in
+            guard lifecycle.cancellationSeen else {
+                lifecycle.cancellationHandlers.append(handler)
                 return false
             }
             return true
@@ -203,12 +190,12 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     /// `isCancelled` become `true`, and the ``onCancel(_:)`` handlers are called.
     public override func cancel() {
         super.cancel()
-        let handlers = stateLock.withLock {
+        let handlers = lifecycle.withLockedValue { lifecycle in
             defer {
-                cancellationSeen = true
-                cancellationHandlers = []
+                lifecycle.cancellationSeen = true
+                lifecycle.cancellationHandlers = []
             }
-            return cancellationSeen ? [] : cancellationHandlers
+            return lifecycle.cancellationSeen ? [] : lifecycle.cancellationHandlers
         }
         for handler in handlers {
             handler()
@@ -229,21 +216,22 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     }
 
     private func complete(error: (any Error)?) -> Bool {
-        let wasExecuting: Bool? = stateLock.withLock {
-            guard phase == .executing || phase == .starting else { return nil }
-            let executing = phase == .executing
-            phase = .finishing
-            failure = error
+        let wasExecuting: Bool? = lifecycle.withLockedValue { lifecycle in
+            guard lifecycle.phase == .executing || lifecycle.phase == .starting else { return nil }
+            let executing = lifecycle.phase == .executing
+            lifecycle.phase = .finishing
+            lifecycle.failure = error
             return executing
         }
         guard let wasExecuting else { return false }
         if wasExecuting { willChangeValue(forKey: "isExecuting") }
         willChangeValue(forKey: "isFinished")
-        let (hook, status, ranBody) = stateLock.withLock {
-            phase = .finished
-            let hook = runningInline ? nil : finishHook
-            finishHook = nil
-            return (hook, statusLocked, didRunBody)
+        let cancelled = isCancelled
+        let (hook, status, ranBody) = lifecycle.withLockedValue { lifecycle in
+            lifecycle.phase = .finished
+            let hook = lifecycle.runningInline ? nil : lifecycle.finishHook
+            lifecycle.finishHook = nil
+            return (hook, lifecycle.status(isCancelled: cancelled), lifecycle.didRunBody)
         }
         if wasExecuting { didChangeValue(forKey: "isExecuting") }
         didChangeValue(forKey: "isFinished")
@@ -251,26 +239,20 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         return true
     }
 
-    /// How the operation ended; call with `stateLock` held, once finished.
-    private var statusLocked: StoreOutcome.Status {
-        if let failure { return .failed(failure) }
-        return isCancelled ? .cancelled : .finished
-    }
-
     // MARK: Dispatcher support
 
     /// Marks the operation as taken by a dispatcher; `false` when it was already taken or started.
     func claimForDispatcher() -> Bool {
-        stateLock.withLock {
-            guard !claimedByDispatcher, phase == .ready else { return false }
-            claimedByDispatcher = true
+        lifecycle.withLockedValue { lifecycle in
+            guard !lifecycle.claimedByDispatcher, lifecycle.phase == .ready else { return false }
+            lifecycle.claimedByDispatcher = true
             return true
         }
     }
 
     /// Sets what to call, once, when the operation finishes on its own (not inside `runInline()`).
     func setFinishHook(_ hook: @escaping (StoreOutcome.Status, Bool) -> Void) {
-        stateLock.withLock { finishHook = hook }
+        lifecycle.withLockedValue { $0.finishHook = hook }
     }
 
     /// Starts the operation on the calling thread.
@@ -278,12 +260,13 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     /// - Returns: The status and whether the body ran, when the operation finished before `start()`
     ///   returned (the finish hook is then not called); `nil` when it finishes later (the hook will be).
     func runInline() -> (StoreOutcome.Status, Bool)? {
-        stateLock.withLock { runningInline = true }
+        lifecycle.withLockedValue { $0.runningInline = true }
         start()
-        return stateLock.withLock {
-            runningInline = false
-            guard phase == .finished else { return nil }
-            return (statusLocked, didRunBody)
+        let cancelled = isCancelled
+        return lifecycle.withLockedValue { lifecycle in
+            lifecycle.runningInline = false
+            guard lifecycle.phase == .finished else { return nil }
+            return (lifecycle.status(isCancelled: cancelled), lifecycle.didRunBody)
         }
     }
 }

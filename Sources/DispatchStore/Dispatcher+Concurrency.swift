@@ -75,14 +75,14 @@ extension Dispatcher {
     ///   on other threads are not waited for: they end before their own `dispatch` call returns.
     @discardableResult
     public func waitForIdle(timeout: Duration? = nil) async -> Bool {
-        let waiter = Locked<UInt64?>(nil)
+        let waiter = LockedBox<UInt64?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 guard let number = addIdleContinuation(continuation) else {
                     continuation.resume(returning: true)
                     return
                 }
-                waiter.withLock { $0 = number }
+                waiter.withLockedValue { $0 = number }
                 if Task.isCancelled {
                     resumeIdleWaiter(number, returning: false)
                 } else if let timeout {
@@ -92,7 +92,7 @@ extension Dispatcher {
                 }
             }
         } onCancel: {
-            if let number = waiter.withLock({ $0 }) { resumeIdleWaiter(number, returning: false) }
+            if let number = waiter.withLockedValue({ $0 }) { resumeIdleWaiter(number, returning: false) }
         }
     }
 

@@ -48,12 +48,12 @@ extension Dispatcher {
     private static func lockAll(_ stores: [any StoreEntry]) -> Bool {
         while true {
             var locked = 0
-            while locked < stores.count, stores[locked].lock.tryLock() {
+            while locked < stores.count, stores[locked].stateLock.tryLock() {
                 locked += 1
             }
             if locked == stores.count { return true }
             unlockAll(stores[..<locked])
-            let busy = stores[locked].lock
+            let busy = stores[locked].stateLock
             guard busy.lockUnlessOwned() else { return false }
             busy.unlock()
         }
@@ -61,7 +61,7 @@ extension Dispatcher {
 
     private static func unlockAll(_ stores: some Collection<any StoreEntry>) {
         for store in stores.reversed() {
-            store.lock.unlock()
+            store.stateLock.unlock()
         }
     }
 }

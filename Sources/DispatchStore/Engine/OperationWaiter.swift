@@ -3,11 +3,11 @@ import Dispatch
 /// Waits for one operation that did not finish inline (the single-store `.sync` path).
 final class OperationWaiter: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let state = Locked<(status: StoreOutcome.Status?, abandoned: Bool)>((nil, false))
+    private let state = LockedBox<(status: StoreOutcome.Status?, abandoned: Bool)>((nil, false))
 
     /// Hands over the status; `false` when the waiter gave up (timed out) first.
     func deliver(_ status: StoreOutcome.Status) -> Bool {
-        let accepted = state.withLock { state in
+        let accepted = state.withLockedValue { state in
             guard !state.abandoned else { return false }
             state.status = status
             return true
@@ -20,7 +20,7 @@ final class OperationWaiter: Sendable {
     func wait(timeout: Duration?) -> StoreOutcome.Status? {
         if let timeout {
             if semaphore.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
-                return state.withLock { state in
+                return state.withLockedValue { state in
                     if state.status == nil { state.abandoned = true }
                     return state.status
                 }
@@ -28,6 +28,6 @@ final class OperationWaiter: Sendable {
         } else {
             semaphore.wait()
         }
-        return state.withLock { $0.status }
+        return state.withLockedValue { $0.status }
     }
 }

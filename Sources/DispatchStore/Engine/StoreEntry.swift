@@ -7,7 +7,7 @@ import Foundation
 /// whole inline dispatch. Only `Store`'s own methods handle the concrete state and action types.
 protocol StoreEntry: AnyStore {
     var sequence: UInt64 { get }
-    var lock: Lock { get }
+    var stateLock: LockedBox<StoreBookkeeping> { get }
     var stateWhileLocked: any StateType { get }
     func replaceStateWhileLocked(_ state: any StateType) -> Bool?
     func deliverPendingChanges()

@@ -1,13 +1,13 @@
 /// The queued runs that wait for an operation (they left their lane), so that a shutdown can
 /// cancel them; once cancelling, runs that start waiting later are cancelled as they register.
 final class SuspendedRuns: Sendable {
-    private let state = Locked<(runs: [ObjectIdentifier: TransactionRun], cancelling: Bool)>(([:], false))
+    private let state = LockedBox<(runs: [ObjectIdentifier: TransactionRun], cancelling: Bool)>(([:], false))
 
     /// Adds a run that waits for an operation.
     ///
     /// - Returns: Whether the run must cancel itself (a shutdown is cancelling everything).
     func add(_ run: TransactionRun) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.runs[ObjectIdentifier(run)] = run
             return state.cancelling
         }
@@ -15,7 +15,7 @@ final class SuspendedRuns: Sendable {
 
     /// Removes a run that completed.
     func remove(_ run: TransactionRun) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.runs[ObjectIdentifier(run)] = nil
         }
     }
@@ -24,7 +24,7 @@ final class SuspendedRuns: Sendable {
     ///
     /// - Returns: How many runs the call cancelled.
     func cancelAll() -> Int {
-        let runs = state.withLock { state in
+        let runs = state.withLockedValue { state in
             state.cancelling = true
             return Array(state.runs.values)
         }

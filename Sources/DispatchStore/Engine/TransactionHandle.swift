@@ -3,10 +3,10 @@ import Foundation
 /// The transaction of an awaited dispatch, for the task's cancellation handler, which may run
 /// before the dispatch returned it.
 final class TransactionHandle: Sendable {
-    private let state = Locked<(transaction: Transaction?, cancelled: Bool)>((nil, false))
+    private let state = LockedBox<(transaction: Transaction?, cancelled: Bool)>((nil, false))
 
     func set(_ transaction: Transaction) {
-        let cancelNow = state.withLock { state in
+        let cancelNow = state.withLockedValue { state in
             state.transaction = transaction
             return state.cancelled
         }
@@ -14,7 +14,7 @@ final class TransactionHandle: Sendable {
     }
 
     func cancel() {
-        let transaction = state.withLock { state in
+        let transaction = state.withLockedValue { state in
             state.cancelled = true
             return state.transaction
         }

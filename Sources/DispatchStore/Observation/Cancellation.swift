@@ -1,19 +1,19 @@
 /// An action that runs at most once.
 @usableFromInline
 final class Cancellation: Sendable {
-    private let action: Locked<(@Sendable () -> Void)?>
+    private let action: LockedBox<(@Sendable () -> Void)?>
 
     @usableFromInline
     init(_ action: @escaping @Sendable () -> Void) {
-        self.action = Locked(action)
+        self.action = LockedBox(action)
     }
 
     var hasRun: Bool {
-        action.withLock { $0 == nil }
+        action.withLockedValue { $0 == nil }
     }
 
     func run() {
-        let pending = action.withLock { action in
+        let pending = action.withLockedValue { action in
             defer { action = nil }
             return action
         }
@@ -21,11 +21,11 @@ final class Cancellation: Sendable {
     }
 }
 
-private let subscriptionIDs = Locked<UInt64>(0)
+private let subscriptionIDs = LockedBox<UInt64>(0)
 
 @usableFromInline
 func nextSubscriptionID() -> UInt64 {
-    subscriptionIDs.withLock { value in
+    subscriptionIDs.withLockedValue { value in
         value += 1
         return value
     }

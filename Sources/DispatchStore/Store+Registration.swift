@@ -1,0 +1,42 @@
+extension Store {
+    /// Claims the store for a dispatcher; `false` when another dispatcher holds it.
+    func claim(for dispatcher: ObjectIdentifier) -> Bool {
+        guarded.withLockedValue { bookkeeping in
+            if let owner = bookkeeping.owner, owner != dispatcher { return false }
+            bookkeeping.owner = dispatcher
+            return true
+        }
+    }
+
+    /// Gives up the claim of `dispatcher`, if it holds the store.
+    func release(from dispatcher: ObjectIdentifier) {
+        guarded.withLockedValue { bookkeeping in
+            if bookkeeping.owner == dispatcher { bookkeeping.owner = nil }
+        }
+    }
+
+    /// The store's lock, for taking several stores' locks at once (a consistent cut).
+    var stateLock: LockedBox<StoreBookkeeping> {
+        guarded
+    }
+
+    /// The state, for a caller already holding the store's lock.
+    var stateWhileLocked: any StateType {
+        storage.pointee
+    }
+
+    /// Replaces the state for a caller already holding the store's lock; queues a change with a
+    /// `nil` action.
+    ///
+    /// - Returns: Whether a change was queued (call `deliverPendingChanges()` after unlocking), or
+    ///   `nil` when `state` is not of this store's state type.
+    func replaceStateWhileLocked(_ state: any StateType) -> Bool? {
+        guard let typed = state as? State else { return nil }
+        storage.pointee = typed
+        guard !withBookkeepingLocked({ $0.observers.isEmpty }) else { return false }
+        queueChangeLocked(action: nil)
+        return true
+    }
+}
+
+extension Store: StoreEntry {}

@@ -1,0 +1,106 @@
+import Foundation
+
+extension Store {
+    /// Runs `reduce(_:into:)` at once when the dispatcher is asking this store's reducer for an
+    /// operation on this thread; called by the default `Reducer.operation(for:in:)`.
+    ///
+    /// - Returns: The store's already-finished placeholder operation, or `nil` when the call does not
+    ///   come from the dispatcher (the caller then builds a real operation).
+    func reduceInline(_ action: Action, with reducer: Reducer<State, Action>) -> ActionOperation<State, Action>? {
+        let context = ThreadContext.current(key: contextKey)
+        guard context.inlineStore == ObjectIdentifier(self) else { return nil }
+        guard guarded.lockUnlessOwned() else {
+            context.inlineResult = .reentrant
+            return ActionOperation(placeholderFor: self, action: action)
+        }
+        reducer.reduce(action, into: &storage.pointee)
+        let notified = queueChangeIfObservedLocked(action: action)
+        let marker = withBookkeepingLocked { bookkeeping in
+            if let existing = bookkeeping.inlineMarker {
+                // Only ever set to an `ActionOperation<State, Action>`, just below.
+                return unsafeDowncast(existing, to: ActionOperation<State, Action>.self)
+            }
+            let created = ActionOperation(placeholderFor: self, action: action)
+            bookkeeping.inlineMarker = created
+            return created
+        }
+        guarded.unlock()
+        context.inlineResult = .reduced(notified: notified)
+        return marker
+    }
+
+    /// Asks the reducer for the operation of one action and starts it; see `StoreEntry`.
+    func beginStep(
+        _ actionPointer: UnsafeRawPointer,
+        dependencies: () -> [Operation],
+        context: ThreadContext,
+        makeFinishHook: () -> StepFinishHook
+    ) -> StepStart {
+        // The route only holds stores whose `Action` is the dispatched action's type.
+        let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
+        let savedStore = context.inlineStore
+        let savedResult = context.inlineResult
+        context.inlineStore = ObjectIdentifier(self)
+        context.inlineResult = .none
+        let operation = reducer.operation(for: action, in: self)
+        let inline = context.inlineResult
+        context.inlineStore = savedStore
+        context.inlineResult = savedResult
+
+        if operation.isPlaceholder {
+            switch inline {
+            case .reduced(let notified):
+                return StepStart(operation: nil, status: .finished, needsDelivery: notified)
+            case .reentrant:
+                return StepStart(
+                    operation: nil,
+                    status: .failed(DispatchError.reentrant(identifier)),
+                    needsDelivery: false
+                )
+            case .none:
+                return StepStart(operation: nil, status: .finished, needsDelivery: false)
+            }
+        }
+        let notifiedInline: Bool
+        if case .reduced(true) = inline { notifiedInline = true } else { notifiedInline = false }
+
+        guard operation.claimForDispatcher() else {
+            let error = DispatchError.operationReused(identifier)
+            return StepStart(operation: nil, status: .failed(error), needsDelivery: notifiedInline)
+        }
+        // A custom operation would deadlock in updateState if this thread already holds the lock.
+        guard guarded.lockUnlessOwned() else {
+            return StepStart(operation: nil, status: .failed(DispatchError.reentrant(identifier)), needsDelivery: false)
+        }
+        withBookkeepingLocked { $0.operationsInFlight += 1 }
+        guarded.unlock()
+
+        for dependency in dependencies() {
+            operation.addDependency(dependency)
+        }
+        let hook = makeFinishHook()
+        operation.setFinishHook { [self] status, ranBody in
+            endOperation(action: action, ranBody: ranBody)
+            hook(status)
+        }
+        if operation.isReady {
+            if let (status, ranBody) = operation.runInline() {
+                let notified = endOperation(action: action, ranBody: ranBody)
+                return StepStart(operation: operation, status: status, needsDelivery: notified || notifiedInline)
+            }
+        } else {
+            // The reducer gave the operation dependencies of its own; let a queue wait for them.
+            OperationQueues.externalDependencies.addOperation(operation)
+        }
+        return StepStart(operation: operation, status: nil, needsDelivery: true)
+    }
+
+    /// Commits the end of one of this store's operations: queues the change for the observers.
+    @discardableResult
+    private func endOperation(action: Action, ranBody: Bool) -> Bool {
+        guarded.lock()
+        defer { guarded.unlock() }
+        withBookkeepingLocked { $0.operationsInFlight -= 1 }
+        return ranBody && queueChangeIfObservedLocked(action: action)
+    }
+}

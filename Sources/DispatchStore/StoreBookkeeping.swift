@@ -1,0 +1,18 @@
+/// What a store keeps besides its state, behind the store's lock.
+///
+/// Not generic, so that the engine's unspecialised paths reach it without looking up metadata at
+/// run time. The state itself, which is generic, and the changes waiting for delivery are guarded
+/// by the same lock but kept in the store (see `Store.storage`).
+struct StoreBookkeeping {
+    /// How many of the store's operations have started and not finished.
+    var operationsInFlight = 0
+    /// The subscriptions.
+    var observers = ObserverSet()
+    /// The store's shared, already-finished stand-in for inline reductions (an `ActionOperation`
+    /// of the store's types), created on first use.
+    var inlineMarker: AnyObject?
+    /// The dispatcher the store is registered with.
+    var owner: ObjectIdentifier?
+    /// Ends the state streams (`states(bufferingNewest:)`), by subscription id.
+    var streamEnds: [UInt64: @Sendable () -> Void] = [:]
+}

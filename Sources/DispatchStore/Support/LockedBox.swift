@@ -1,0 +1,71 @@
+/// A value that is only read or written while holding the lock that comes with it, in the manner of
+/// NIO's `NIOLockedValueBox`.
+///
+/// ```swift
+/// let counter = LockedBox(0)
+/// counter.withLockedValue { $0 += 1 }
+/// ```
+///
+/// The box is `Sendable` exactly when its value is. Its `lock()`, `unlock()` and
+/// `withValueWhileLocked(_:)` give manual control for the few places that must hold several locks at
+/// once or release the lock in another scope.
+struct LockedBox<Value> {
+    let storage: LockStorage<Value>
+
+    /// Creates a box holding `value`.
+    ///
+    /// - Parameters:
+    ///   - value: The initial value.
+    ///   - kind: How the lock behaves when its holder locks it again; `.normal` by default.
+    init(_ value: Value, kind: MutexKind = .normal) {
+        storage = .create(value: value, kind: kind)
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    @inline(__always)
+    func withLockedValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        storage.lock()
+        defer { storage.unlock() }
+        return try storage.withUnsafeMutablePointerToHeader { try body(&$0.pointee) }
+    }
+
+    // MARK: Manual control, for the few places that hold several locks at once or release the lock
+    // in another scope. Pair every lock with an unlock.
+
+    /// Acquires the lock, blocking while another thread holds it.
+    @inline(__always)
+    func lock() {
+        storage.lock()
+    }
+
+    /// Acquires the lock unless the calling thread already holds it (`.errorChecking` boxes).
+    ///
+    /// - Returns: `false`, without locking, when the calling thread holds it.
+    @inline(__always)
+    func lockUnlessOwned() -> Bool {
+        storage.lockUnlessOwned()
+    }
+
+    /// Acquires the lock if no other thread holds it.
+    ///
+    /// - Returns: `true` once held; `false`, without waiting, when another thread holds it.
+    @inline(__always)
+    func tryLock() -> Bool {
+        storage.tryLock()
+    }
+
+    /// Releases the lock.
+    @inline(__always)
+    func unlock() {
+        storage.unlock()
+    }
+
+    /// Runs `body` with the value; call only while holding the lock.
+    @inline(__always)
+    func withValueWhileLocked<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeMutablePointerToHeader { try body(&$0.pointee) }
+    }
+}
+
+// @unchecked: the value is only reached while holding the box's lock.
+extension LockedBox: @unchecked Sendable where Value: Sendable {}
