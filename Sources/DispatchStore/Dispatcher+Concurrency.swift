@@ -78,21 +78,21 @@ extension Dispatcher {
         let waiter = LockedBox<UInt64?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                guard let number = addIdleContinuation(continuation) else {
+                guard let number = engine.idleness.add(continuation) else {
                     continuation.resume(returning: true)
                     return
                 }
                 waiter.withLockedValue { $0 = number }
                 if Task.isCancelled {
-                    resumeIdleWaiter(number, returning: false)
+                    engine.idleness.resume(number, returning: false)
                 } else if let timeout {
                     OperationQueues.timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-                        self?.resumeIdleWaiter(number, returning: false)
+                        self?.engine.idleness.resume(number, returning: false)
                     }
                 }
             }
         } onCancel: {
-            if let number = waiter.withLockedValue({ $0 }) { resumeIdleWaiter(number, returning: false) }
+            if let number = waiter.withLockedValue({ $0 }) { engine.idleness.resume(number, returning: false) }
         }
     }
 
@@ -125,21 +125,21 @@ extension Dispatcher {
     public func shutdown(_ policy: ShutdownPolicy = .drain, timeout: Duration? = nil) async -> ShutdownReport {
         let clock = ContinuousClock()
         let start = clock.now
-        let before = close()
+        let before = engine.close()
         var cancelled = 0
         var timedOut = false
-        if policy == .cancel { cancelled += cancelInFlight() }
+        if policy == .cancel { cancelled += engine.cancelInFlight() }
         var idle = await waitForIdle(timeout: timeout)
         if !idle {
             timedOut = true
-            cancelled += cancelInFlight()
+            cancelled += engine.cancelInFlight()
             idle = await waitForIdle(timeout: timeout)
         }
-        let after = laneCounts
+        let after = engine.laneCounts
         return ShutdownReport(
             completed: after.completed - before.completed,
             cancelled: cancelled + after.cancelled - before.cancelled,
-            rejected: rejectedDispatches,
+            rejected: engine.rejectedDispatches,
             timedOut: timedOut,
             isIdle: idle,
             duration: clock.now - start

@@ -35,7 +35,7 @@ extension Dispatcher {
 
     /// The registered stores, sorted in the canonical order for locking several at once.
     private func registeredStoreEntries() -> [any StoreEntry] {
-        storeEntries.sorted { $0.sequence < $1.sequence }
+        engine.stores.sorted { $0.sequence < $1.sequence }
     }
 
     /// Locks every store without ever waiting while holding one.

@@ -16,48 +16,15 @@ import Foundation
 /// - Note: Thread-safe: register, unregister and dispatch from any thread, including from inside
 ///   operations, observers and middleware. Registration changes apply to dispatches made after
 ///   they return; a dispatch in flight keeps the stores it reached.
-public final class Dispatcher: @unchecked Sendable {
-    // @unchecked: the mutable state is guarded by `lock`, which is never held while calling out.
-
+public final class Dispatcher: Sendable {
     /// A shared dispatcher for programs that need only one.
     public static let `default` = Dispatcher()
 
-    private let lock = Lock()
-    // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
-    @exclusivity(unchecked) private var registry = Registry()
-    @exclusivity(unchecked) private var nextTransactionID: UInt64 = 0
-    @exclusivity(unchecked) private var transactionIDLimit: UInt64 = 0
-    /// Registries replaced while transactions might still use their routes, kept until every lane
-    /// is idle: queued runs refer to their route without counting references.
-    @exclusivity(unchecked) private var retiredRegistries: [Registry] = []
-    /// Set when a shutdown begins: from then on every dispatch is rejected.
-    @exclusivity(unchecked) private var isClosed = false
-    /// Dispatches rejected since the shutdown began.
-    @exclusivity(unchecked) private var rejectedCount = 0
-    /// Tasks waiting in `waitForIdle(timeout:)`, by waiter number.
-    @exclusivity(unchecked) private var idleContinuations: [UInt64: CheckedContinuation<Bool, Never>] = [:]
-    @exclusivity(unchecked) private var nextIdleWaiter: UInt64 = 0
-    /// The runs waiting for an operation, so that a shutdown can cancel them.
-    let suspendedRuns = SuspendedRuns()
-
-    private let idle = IdleMonitor()
-    private let contextKey = ThreadContext.Key.shared
-    let serialLane: Lane
-    let concurrentLane: Lane
-    /// Every lane.
-    let lanes: [Lane]
-    let mainLane: Lane
+    /// The machinery behind this front: registry, lanes, idleness and shutdown.
+    let engine = Engine()
 
     /// Creates a dispatcher with no stores and no middleware.
-    public init() {
-        serialLane = Lane(kind: .serial, name: "DispatchStore.serial", idle: idle)
-        concurrentLane = Lane(kind: .concurrent, name: "DispatchStore.async", idle: idle)
-        mainLane = Lane(kind: .main, name: "DispatchStore.main", idle: idle)
-        lanes = [serialLane, concurrentLane, mainLane]
-        for lane in lanes {
-            lane.attach(to: self)
-        }
-    }
+    public init() {}
 
     // MARK: Stores
 
@@ -70,25 +37,16 @@ public final class Dispatcher: @unchecked Sendable {
     ///   ``DispatchError/Code/storeRegisteredElsewhere`` when it belongs to another dispatcher.
     /// - Note: Middleware are told with `didRegister(store:in:)` before this returns.
     public func register<State, Action>(store: Store<State, Action>) throws {
-        guard store.claim(for: ObjectIdentifier(self)) else {
+        let claim = store.claim(for: ObjectIdentifier(self))
+        if claim == .heldElsewhere {
             throw DispatchError.registeredElsewhere(store.identifier)
         }
         let middleware: [any Middleware]
         do {
-            middleware = try lock.withLock {
-                if registry.storesByIdentifier[store.identifier] != nil {
-                    throw DispatchError.duplicateIdentifier(store.identifier)
-                }
-                if let cycle = registry.cycle(registering: store.identifier, waitsFor: store.waitsFor) {
-                    throw DispatchError.dependencyCycle(cycle)
-                }
-                replaceRegistryLocked(with: registry.adding(store))
-                return registry.middleware
-            }
+            middleware = try engine.register(store)
         } catch {
-            if (error as? DispatchError)?.code != .storeRegisteredElsewhere {
-                store.release(from: ObjectIdentifier(self))
-            }
+            // A failed second registration leaves the first one's claim in place.
+            if claim == .claimed { store.release(from: ObjectIdentifier(self)) }
             throw error
         }
         for middleware in middleware {
@@ -105,12 +63,7 @@ public final class Dispatcher: @unchecked Sendable {
     /// - Returns: The removed store, or `nil` when no store is registered under `identifier`.
     @discardableResult
     public func unregister(identifier: String) -> (any AnyStore)? {
-        let (removed, middleware): ((any StoreEntry)?, [any Middleware]) = lock.withLock {
-            guard let store = registry.storesByIdentifier[identifier] else { return (nil, []) }
-            replaceRegistryLocked(with: registry.removing(identifier: identifier))
-            return (store, registry.middleware)
-        }
-        guard let removed else { return nil }
+        guard let (removed, middleware) = engine.unregister(identifier: identifier) else { return nil }
         removed.release(from: ObjectIdentifier(self))
         removed.endStateStreams()
         for middleware in middleware {
@@ -127,42 +80,12 @@ public final class Dispatcher: @unchecked Sendable {
     /// - Parameter identifier: The store's identifier.
     /// - Returns: The store, or `nil` when none is registered under `identifier`.
     public func store(with identifier: String) -> (any AnyStore)? {
-        lock.withLock { registry.storesByIdentifier[identifier] }
+        engine.store(with: identifier)
     }
 
     /// The registered stores, in registration order.
     public var stores: [any AnyStore] {
-        lock.withLock { registry.stores }
-    }
-
-    /// Installs a new registry, keeping the old one until the lanes are idle; call with `lock` held.
-    private func replaceRegistryLocked(with newRegistry: Registry) {
-        retiredRegistries.append(registry)
-        registry = newRegistry
-    }
-
-    /// Called by a lane whose last outstanding transaction ended: drops the retired registries and
-    /// wakes the tasks waiting for idleness once no lane has work left.
-    func laneBecameIdle() {
-        let (retired, waiters): ([Registry], [CheckedContinuation<Bool, Never>]) = lock.withLock {
-            guard !retiredRegistries.isEmpty || !idleContinuations.isEmpty,
-                lanes.allSatisfy(\.isIdle)
-            else { return ([], []) }
-            defer {
-                retiredRegistries = []
-                idleContinuations = [:]
-            }
-            return (retiredRegistries, Array(idleContinuations.values))
-        }
-        withExtendedLifetime(retired) {}
-        for waiter in waiters {
-            waiter.resume(returning: true)
-        }
-    }
-
-    /// The registered stores as the engine sees them, in registration order.
-    var storeEntries: [any StoreEntry] {
-        lock.withLock { registry.stores }
+        engine.stores
     }
 
     // MARK: Middleware
@@ -171,7 +94,7 @@ public final class Dispatcher: @unchecked Sendable {
     ///
     /// - Parameter middleware: The middleware. It is called from several threads; see ``Middleware``.
     public func register(middleware: any Middleware) {
-        lock.withLock { replaceRegistryLocked(with: registry.adding(middleware)) }
+        engine.register(middleware: middleware)
         middleware.didAttach(to: self)
     }
 
@@ -179,19 +102,14 @@ public final class Dispatcher: @unchecked Sendable {
     ///
     /// - Parameter middleware: The middleware instance (matched by identity).
     public func unregister(middleware: AnyObject) {
-        let removed: [any Middleware] = lock.withLock {
-            let removed = registry.middleware.filter { ($0 as AnyObject) === middleware }
-            if !removed.isEmpty { replaceRegistryLocked(with: registry.removing(middleware: middleware)) }
-            return removed
-        }
-        for middleware in removed {
-            middleware.didDetach(from: self)
+        for removed in engine.unregister(middleware: middleware) {
+            removed.didDetach(from: self)
         }
     }
 
     /// The registered middleware, in registration order.
     public var middleware: [any Middleware] {
-        lock.withLock { registry.middleware }
+        engine.middleware
     }
 
     // MARK: Dispatching
@@ -276,262 +194,25 @@ public final class Dispatcher: @unchecked Sendable {
         startCancelled: Bool,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
-        // Everything read from the registry is read under the lock, so the snapshot itself need
-        // not be retained.
-        lock.lock()
-        if _slowPath(isClosed) {
-            rejectedCount += 1
-            let middleware = registry.middleware
-            lock.unlock()
-            return reject(action, to: identifier, mode: mode, middleware: middleware, completion: completion)
-        }
-        if nextTransactionID == transactionIDLimit {
-            (nextTransactionID, transactionIDLimit) = reserveTransactionIDBlock()
-        }
-        let id = nextTransactionID
-        nextTransactionID += 1
-        // An empty array literal shares the immortal empty storage: no reference counting.
-        let middleware = registry.middleware.isEmpty ? [] : registry.middleware
-        var route: Route?
-        var routed = true
-        if let identifier {
-            route = registry.routesByIdentifier[identifier]
-            routed = route != nil
-        } else {
-            route = registry.route(for: type)
-        }
-        lock.unlock()
-
-        var routingError: DispatchError?
-        if let identifier {
-            if let candidate = route, ObjectIdentifier(candidate.stores[0].actionType) != type {
-                let expected = "\(candidate.stores[0].actionType)"
-                routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
-                route = nil
-            } else if !routed {
-                routingError = .unknownStore(identifier, action: "\(action)")
-            }
-        } else if route == nil {
-            routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
-        }
-
-        // Without middleware nobody can cancel a single-store `.sync` dispatch while it runs (the
-        // caller gets the transaction only afterwards), so it needs no transaction run.
-        if mode == .sync, !startCancelled, middleware.isEmpty, let single = route, single.stores.count == 1 {
-            let transaction = Transaction(
-                id: id,
-                action: action,
-                mode: mode,
-                route: route,
-                targetIdentifier: identifier
-            )
-            runSingleStoreOnCaller(
-                pointer,
-                route: single,
-                transaction: transaction,
-                timeout: timeout,
-                completion: completion
-            )
-            return transaction
-        }
-        let lane: Lane? =
-            switch mode {
-            case .sync: nil
-            case .serial: serialLane
-            case .async: concurrentLane
-            case .mainThread: mainLane
-            }
-        let details: TransactionRun.Details? =
-            identifier == nil && timeout == nil && routingError == nil
-            ? nil : TransactionRun.Details(targetIdentifier: identifier, timeout: timeout, routingError: routingError)
-        func configure(_ spare: TransactionRun?) -> TransactionRun {
-            guard let spare else {
-                return TransactionRun(
-                    dispatcher: self,
-                    id: id,
-                    action: action,
-                    mode: mode,
-                    route: route,
-                    middleware: middleware,
-                    details: details,
-                    lane: lane,
-                    completion: completion,
-                    cancelled: startCancelled
-                )
-            }
-            spare.configure(
-                dispatcher: self,
-                id: id,
-                action: action,
-                mode: mode,
-                route: route,
-                middleware: middleware,
-                details: details,
-                lane: lane,
-                completion: completion,
-                cancelled: startCancelled
-            )
-            return spare
-        }
-        switch mode {
-        case .serial, .async:
-            // `route` stays referenced here until the run is queued, after which the lane keeps it.
-            return withExtendedLifetime(route) { lane?.enqueueRun(configure) ?? configure(nil).transaction }
-        case .mainThread where !MainQueue.isCurrent:
-            return withExtendedLifetime(route) { mainLane.enqueueRun(configure) }
-        case .mainThread:
-            let run = configure(nil)
-            mainLane.adopt()
-            if run.drive() == .completed { mainLane.adoptedRunCompleted() }
-            return run.transaction
-        case .sync:
-            let run = configure(nil)
-            run.runOnCaller()
-            return run.transaction
-        }
-    }
-
-    /// Ends a dispatch made after the shutdown began: no store sees it; the middleware's `didFinish`
-    /// and the completion get a ``DispatchError/Code/shutDown`` error, on the thread the mode promises.
-    @inline(never)
-    private func reject(
-        _ action: any ActionType,
-        to identifier: String?,
-        mode: DispatchMode,
-        middleware: [any Middleware],
-        completion: (@Sendable (DispatchResult) -> Void)?
-    ) -> Transaction {
-        let (id, _) = reserveTransactionIDBlock(size: 1)
-        let details = TransactionRun.Details(
-            targetIdentifier: identifier,
-            timeout: nil,
-            routingError: .shutDown(action: "\(action)")
-        )
-        let run = TransactionRun(
-            dispatcher: self,
-            id: id,
+        engine.dispatch(
+            pointer: pointer,
             action: action,
+            type: type,
+            to: identifier,
             mode: mode,
-            route: nil,
-            middleware: middleware,
-            details: details,
-            lane: nil,
-            completion: completion
+            timeout: timeout,
+            startCancelled: startCancelled,
+            owner: self,
+            then: completion
         )
-        switch mode {
-        case .sync:
-            _ = run.drive()
-        case .mainThread where MainQueue.isCurrent:
-            _ = run.drive()
-        case .mainThread:
-            DispatchQueue.main.async { [self] in withExtendedLifetime(self) { _ = run.drive() } }
-        case .async, .serial:
-            OperationQueues.rejections.async { [self] in withExtendedLifetime(self) { _ = run.drive() } }
-        }
-        return run.transaction
-    }
-
-    /// The `.sync` path for an action that reaches one store, without middleware: no allocation
-    /// when its reducer reduces inline and there is no completion.
-    private func runSingleStoreOnCaller(
-        _ action: UnsafeRawPointer,
-        route: Route,
-        transaction: borrowing Transaction,
-        timeout: Duration?,
-        completion: (@Sendable (DispatchResult) -> Void)?
-    ) {
-        var waiter: OperationWaiter?
-        let start = route.first.beginStep(
-            action,
-            dependencies: { [] },
-            context: ThreadContext.current(key: contextKey),
-            makeFinishHook: {
-                let created = OperationWaiter()
-                waiter = created
-                let store = route.first
-                return { status in
-                    if !created.deliver(status) { store.deliverPendingChanges() }
-                }
-            }
-        )
-        var status = start.status ?? .cancelled
-        var needsDelivery = start.needsDelivery
-        var error: DispatchError?
-        if start.status == nil, let waiter {
-            needsDelivery = true
-            if let finished = waiter.wait(timeout: timeout) {
-                status = finished
-            } else {
-                start.operation?.cancel()
-                error = .timedOut([route.first.identifier], after: timeout ?? .zero)
-            }
-        }
-        if needsDelivery { route.first.deliverPendingChanges() }
-        guard let completion else { return }
-        let outcome = StoreOutcome(storeIdentifier: route.first.identifier, status: status)
-        completion(DispatchResult(transaction: copy transaction, outcomes: [outcome], error: error))
-    }
-
-    // MARK: Idleness and shutdown support
-
-    /// Whether ``shutdown(_:timeout:)`` was called: the dispatcher takes no new actions.
-    public var isShutDown: Bool {
-        lock.withLock { isClosed }
-    }
-
-    /// Closes the dispatcher to new actions (idempotent).
-    ///
-    /// - Returns: The lanes' run counts at the instant it closed.
-    func close() -> (completed: Int, cancelled: Int) {
-        lock.withLock {
-            isClosed = true
-            return laneCounts
-        }
-    }
-
-    /// The lanes' run counts added up: completed, and cancelled by a shutdown.
-    var laneCounts: (completed: Int, cancelled: Int) {
-        lanes.reduce((0, 0)) { total, lane in
-            let counts = lane.counts
-            return (total.0 + counts.completed, total.1 + counts.cancelled)
-        }
-    }
-
-    /// How many dispatches were rejected since the dispatcher closed.
-    var rejectedDispatches: Int {
-        lock.withLock { rejectedCount }
-    }
-
-    /// Cancels every queued or waiting transaction, and every one queued later.
-    ///
-    /// - Returns: How many waiting transactions this cancelled (queued ones count as their lanes
-    ///   take them).
-    func cancelInFlight() -> Int {
-        for lane in lanes {
-            lane.cancelQueuedRuns()
-        }
-        return suspendedRuns.cancelAll()
-    }
-
-    /// Registers a task waiting until the lanes are idle.
-    ///
-    /// - Returns: The waiter's number, or `nil` when the lanes are idle already (the continuation was
-    ///   not kept).
-    func addIdleContinuation(_ continuation: CheckedContinuation<Bool, Never>) -> UInt64? {
-        lock.withLock {
-            if lanes.allSatisfy(\.isIdle) { return nil }
-            nextIdleWaiter += 1
-            idleContinuations[nextIdleWaiter] = continuation
-            return nextIdleWaiter
-        }
-    }
-
-    /// Resumes the waiting task `waiter` with `idle`, unless it was resumed already.
-    func resumeIdleWaiter(_ waiter: UInt64, returning idle: Bool) {
-        lock.withLock { idleContinuations.removeValue(forKey: waiter) }?.resume(returning: idle)
     }
 
     // MARK: Waiting
+
+    /// Whether ``shutdown(_:timeout:)`` was called: the dispatcher takes no new actions.
+    public var isShutDown: Bool {
+        engine.isClosed
+    }
 
     /// Waits until no `.async`, `.serial` or `.mainThread` transaction is queued or running.
     ///
@@ -544,29 +225,6 @@ public final class Dispatcher: @unchecked Sendable {
     @available(*, noasync, message: "blocks the thread; use waitForIdle(timeout:) from async code")
     @discardableResult
     public func waitUntilIdle(timeout: Duration? = nil) -> Bool {
-        let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }
-        let onMain = MainQueue.isCurrent
-        for lane in lanes { lane.addIdleWaiter(1) }
-        defer { for lane in lanes { lane.addIdleWaiter(-1) } }
-        idle.condition.lock()
-        defer { idle.condition.unlock() }
-        while true {
-            if onMain {
-                idle.condition.unlock()
-                mainLane.drainOnCurrentThread()
-                idle.condition.lock()
-            }
-            if lanes.allSatisfy(\.isIdle) { return true }
-            guard onMain || deadline != nil else {
-                // No deadline: `wait(until: .distantFuture)` would overflow converting to nanoseconds.
-                idle.condition.wait()
-                continue
-            }
-            let wakeUp = onMain ? Date(timeIntervalSinceNow: 0.01) : (deadline ?? .distantFuture)
-            let until = deadline.map { min($0, wakeUp) } ?? wakeUp
-            if !idle.condition.wait(until: until), let deadline, Date() >= deadline {
-                return lanes.allSatisfy(\.isIdle)
-            }
-        }
+        engine.waitUntilIdle(timeout: timeout)
     }
 }

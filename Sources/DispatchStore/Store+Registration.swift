@@ -1,10 +1,19 @@
 extension Store {
-    /// Claims the store for a dispatcher; `false` when another dispatcher holds it.
-    func claim(for dispatcher: ObjectIdentifier) -> Bool {
+    /// Claims the store for a dispatcher.
+    ///
+    /// - Returns: Whether this call made the claim, found it made already by the same dispatcher, or
+    ///   found the store held by another dispatcher.
+    func claim(for dispatcher: ObjectIdentifier) -> StoreClaim {
         guarded.withLockedValue { bookkeeping in
-            if let owner = bookkeeping.owner, owner != dispatcher { return false }
-            bookkeeping.owner = dispatcher
-            return true
+            switch bookkeeping.owner {
+            case nil:
+                bookkeeping.owner = dispatcher
+                return .claimed
+            case dispatcher:
+                return .alreadyHeld
+            default:
+                return .heldElsewhere
+            }
         }
     }
 

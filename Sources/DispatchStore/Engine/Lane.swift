@@ -1,21 +1,44 @@
 import Foundation
 
-/// A queue of transactions drained in batches by `Operation`s.
+/// A queue of transaction runs for one mode, drained in batches by `Operation`s (its drainers).
 ///
-/// Queueing one `Operation` per action costs microseconds; a lane instead appends the transaction
-/// to its own FIFO and adds a drainer operation only when a drainer slot is free. Each slot is an
-/// `OperationQueue` over its own serial dispatch queue: serial queues get a thread even when every
-/// worker of libdispatch's CPU-sized pool is blocked (on Linux, a concurrent queue then waits about
-/// a second for the pool to grow). The serial lane has one slot and stops while a transaction is
-/// suspended, which keeps strict FIFO order even when operations finish later on other threads.
-/// A `Dispatcher` has a serial lane, a concurrent lane (one drainer per processor) and a main-queue
-/// lane.
+/// Queueing one `Operation` per action costs microseconds; a lane instead appends the run to its
+/// own FIFO and adds a drainer only when a drainer slot is free. Each slot is an `OperationQueue`
+/// over its own serial dispatch queue: serial queues get a thread even when every worker of
+/// libdispatch's CPU-sized pool is blocked (on Linux, a concurrent queue then waits about a second
+/// for the pool to grow). The serial lane has one slot and stops while a run is suspended, which
+/// keeps strict FIFO order even when operations finish later on other threads. An engine has a
+/// serial lane, a concurrent lane (one drainer per processor) and a main-queue lane.
+///
+/// A lane keeps itself alive while it has outstanding runs, so that the work queued by a
+/// dispatcher its users released still ends, each run with its one completion.
 final class Lane: @unchecked Sendable {
-    // @unchecked: every mutable property is guarded by `lock`.
+    // @unchecked: the mutable state is in `state`, behind its lock; the rest is immutable.
     enum Kind {
         case serial
         case concurrent
         case main
+    }
+
+    struct State {
+        /// The runs waiting to be driven, oldest first.
+        let queue = FIFO<TransactionRun>()
+        var freeSlots: [Int]
+        /// Set while a serial run is suspended: nothing else may start.
+        var blocked = false
+        /// Set when a serial run was resumed before its drainer let go of it.
+        var resumedWhileDriving = false
+        /// Runs queued, running or suspended.
+        var outstanding = 0
+        /// Set by a cancelling shutdown: every run taken from the queue from then on is cancelled first.
+        var cancelsRuns = false
+        /// How many runs completed, and how many of them a shutdown cancelled, since the lane was created.
+        var completedRuns = 0
+        var cancelledRuns = 0
+        /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
+        var spareRuns: [TransactionRun] = []
+        /// The lane itself while it has outstanding runs.
+        var keepAlive: Lane?
     }
 
     /// Keeps the fields below off the cache line of the object's header (see `Route`).
@@ -26,30 +49,16 @@ final class Lane: @unchecked Sendable {
     private let slotQueues: [DispatchQueue]
     /// Each slot's drainer moves the runs of a batch here, to own each run alone while driving it.
     private let batchBuffers: [UnsafeMutablePointer<TransactionRun>]
-    private let idle: IdleMonitor
-    private let lock = Lock()
-    // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
-    private let runs = FIFO<TransactionRun>()
-    @exclusivity(unchecked) private var freeSlots: [Int]
-    @exclusivity(unchecked) private var blocked = false
-    @exclusivity(unchecked) private var resumedWhileDriving = false
-    @exclusivity(unchecked) private var outstanding = 0
-    @exclusivity(unchecked) private var idleWaiters = 0
-    /// Set by a cancelling shutdown: every run taken from the queue from then on is cancelled first.
-    @exclusivity(unchecked) private var cancelsRuns = false
-    /// How many runs completed, and how many of them a shutdown cancelled, since the lane was created.
-    @exclusivity(unchecked) private var completedRuns = 0
-    @exclusivity(unchecked) private var cancelledRuns = 0
-    /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
-    @exclusivity(unchecked) private var spareRuns: [TransactionRun] = []
-    /// The dispatcher, held strongly only while runs are outstanding: its runs do not count
-    /// references to it, and a dispatcher released by its users lives until its work is done.
-    @exclusivity(unchecked) private var keepAlive: Dispatcher?
-    private unowned(unsafe) var dispatcher: Dispatcher?
+    /// Told when the lane becomes busy or idle.
+    let idleness: Idleness
+    /// Where the lane's runs register while they wait for an operation.
+    let suspendedRuns: SuspendedRuns
+    private let state: LockedBox<State>
 
-    init(kind: Kind, name: String, idle: IdleMonitor) {
+    init(kind: Kind, name: String, idleness: Idleness, suspendedRuns: SuspendedRuns) {
         self.kind = kind
-        self.idle = idle
+        self.idleness = idleness
+        self.suspendedRuns = suspendedRuns
         switch kind {
         case .serial:
             slotQueues = [DispatchQueue(label: name)]
@@ -61,7 +70,7 @@ final class Lane: @unchecked Sendable {
         }
         slots = kind == .main ? [OperationQueue.main] : slotQueues.map(Lane.makeSlot)
         batchBuffers = slots.map { _ in .allocate(capacity: Lane.batchLimit) }
-        freeSlots = Array(slots.indices.reversed())
+        state = LockedBox(State(freeSlots: Array(slots.indices.reversed())))
     }
 
     /// How many transactions the main lane runs before yielding the main queue.
@@ -85,120 +94,99 @@ final class Lane: @unchecked Sendable {
         return queue
     }
 
-    /// Sets the dispatcher the lane belongs to (once, when the dispatcher is created).
-    func attach(to dispatcher: Dispatcher) {
-        lock.withLock { self.dispatcher = dispatcher }
-    }
-
-    /// Queues a run, reusing a completed one when possible.
+    /// Queues a run configured as `configuration`, reusing a completed one when possible.
     ///
     /// The transaction handed back is built before the run is queued: afterwards the caller touches
     /// the run only through reference counts, so a drainer that finds it uniquely referenced may
     /// reuse it without racing with the caller's reads.
     ///
-    /// - Parameter configure: Sets up the run: a spare one to reconfigure (called under the lane's
-    ///   lock, so it must not call out), or `nil` to create one.
     /// - Returns: The queued run's transaction.
-    func enqueueRun(_ configure: (TransactionRun?) -> TransactionRun) -> Transaction {
-        lock.lock()
-        if let spare = spareRuns.popLast() {
-            let run = configure(spare)
-            let transaction = run.transaction
-            runs.append(run)
-            countStartedLocked()
-            let slot = blocked ? nil : freeSlots.popLast()
-            lock.unlock()
+    func enqueue(_ configuration: RunConfiguration) -> Transaction {
+        state.lock()
+        if let spare = state.withValueWhileLocked({ $0.spareRuns.popLast() }) {
+            // Configured in the same critical section: a spare run holds no references that
+            // configuring could release, so nothing is called out under the lock.
+            spare.configure(configuration)
+            let transaction = spare.transaction
+            let slot = state.withValueWhileLocked { appendLocked(spare, to: &$0) }
+            state.unlock()
             if let slot { scheduleDrainer(slot) }
             return transaction
         }
-        lock.unlock()
-        let run = configure(nil)
+        state.unlock()
+        let run = TransactionRun(lane: self, configuration: configuration)
         let transaction = run.transaction
-        enqueue(run)
+        let slot = state.withLockedValue { appendLocked(run, to: &$0) }
+        if let slot { scheduleDrainer(slot) }
         return transaction
     }
 
-    /// Queues a new run.
-    func enqueue(_ run: TransactionRun) {
-        lock.lock()
-        runs.append(run)
-        countStartedLocked()
-        let slot = blocked ? nil : freeSlots.popLast()
-        lock.unlock()
-        if let slot { scheduleDrainer(slot) }
+    /// Appends `run` to the queue and counts it.
+    ///
+    /// - Returns: A free drainer slot to schedule, if the lane may start one.
+    private func appendLocked(_ run: TransactionRun, to state: inout State) -> Int? {
+        state.queue.append(run)
+        countStartedLocked(&state)
+        return state.blocked ? nil : state.freeSlots.popLast()
     }
 
     /// Counts a run that the caller drives itself (a `.mainThread` dispatch made on the main queue).
     func adopt() {
-        lock.withLock { countStartedLocked() }
+        state.withLockedValue { countStartedLocked(&$0) }
     }
 
-    /// Counts one more outstanding run, with `lock` held.
-    private func countStartedLocked() {
-        if outstanding == 0 { keepAlive = dispatcher }
-        outstanding += 1
+    /// Counts one more outstanding run.
+    private func countStartedLocked(_ state: inout State) {
+        if state.outstanding == 0 {
+            state.keepAlive = self
+            idleness.laneBecameBusy()
+        }
+        state.outstanding += 1
     }
 
     /// Ends a run counted by `adopt()` that completed on its first drive.
     func adoptedRunCompleted() {
-        lock.lock()
-        let (signal, released) = completeLocked()
-        lock.unlock()
-        if signal { idle.signal() }
-        released?.laneBecameIdle()
+        let released = state.withLockedValue { completeLocked(&$0, count: 1) }
+        withExtendedLifetime(released) {}
     }
 
     /// Hands back a suspended run whose operation finished, to be driven again.
     func resume(_ run: TransactionRun) {
-        lock.lock()
-        if kind == .serial {
-            guard blocked else {
-                // The drainer has not let go of the run yet; it will drive it again.
-                resumedWhileDriving = true
-                lock.unlock()
-                return
+        let slot: Int? = state.withLockedValue { state in
+            if kind == .serial {
+                guard state.blocked else {
+                    // The drainer has not let go of the run yet; it will drive it again.
+                    state.resumedWhileDriving = true
+                    return nil
+                }
+                state.blocked = false
             }
-            blocked = false
+            state.queue.prepend(run)
+            return state.freeSlots.popLast()
         }
-        runs.prepend(run)
-        let slot = freeSlots.popLast()
-        lock.unlock()
         if let slot { scheduleDrainer(slot) }
-    }
-
-    /// Whether no run is queued, running or suspended.
-    var isIdle: Bool {
-        lock.withLock { outstanding == 0 }
     }
 
     /// How many runs completed, and how many of them were cancelled by ``cancelQueuedRuns()``.
     var counts: (completed: Int, cancelled: Int) {
-        lock.withLock { (completedRuns, cancelledRuns) }
+        state.withLockedValue { ($0.completedRuns, $0.cancelledRuns) }
     }
 
     /// Cancels every run taken from the queue from now on (a shutdown cancelling what is in flight).
     func cancelQueuedRuns() {
-        lock.withLock { cancelsRuns = true }
-    }
-
-    /// Registers (or unregisters) a thread waiting for the lane to become idle.
-    func addIdleWaiter(_ delta: Int) {
-        lock.withLock { idleWaiters += delta }
+        state.withLockedValue { $0.cancelsRuns = true }
     }
 
     /// Drives the queued runs on the calling thread (the main lane, from the main queue, while
-    /// waiting for the dispatcher to become idle).
+    /// waiting for the engine to become idle).
     func drainOnCurrentThread() {
         var cancelled = 0
         while true {
-            lock.lock()
-            cancelledRuns += cancelled
-            guard let run = runs.popFirst() else {
-                lock.unlock()
-                return
+            let (next, cancelling): (TransactionRun?, Bool) = state.withLockedValue { state in
+                state.cancelledRuns += cancelled
+                return (state.queue.popFirst(), state.cancelsRuns)
             }
-            let cancelling = cancelsRuns
-            lock.unlock()
+            guard let run = next else { return }
             cancelled = cancelling && run.requestCancel() ? 1 : 0
             if run.drive() == .completed { adoptedRunCompleted() }
         }
@@ -215,38 +203,35 @@ final class Lane: @unchecked Sendable {
         var driven = 0
         var reusable: [TransactionRun] = []
         while true {
-            lock.lock()
-            let (signal, released) = completeLocked(completed)
+            state.lock()
+            let (count, cancelling, released, yielding): (Int, Bool, Lane?, Bool) = state.withValueWhileLocked {
+                state in
+                let released = completeLocked(&state, count: completed)
+                state.cancelledRuns += cancelled
+                let kept = min(reusable.count, Lane.spareLimit - state.spareRuns.count)
+                if kept > 0 { state.spareRuns.append(contentsOf: reusable[..<kept]) }
+                if kind == .main && driven >= Lane.mainBatchLimit && !state.queue.isEmpty {
+                    // Give the main queue back (to the user interface, other dispatchers), then go on.
+                    return (0, false, released, true)
+                }
+                // Several runs per lock; concurrent drainers share what is queued.
+                let limit =
+                    kind == .concurrent
+                    ? max(1, min(Lane.batchLimit / 2, state.queue.count / slots.count)) : Lane.batchLimit
+                let count = state.blocked ? 0 : state.queue.popFirst(upTo: limit, into: batch)
+                if count == 0 { state.freeSlots.append(slot) }
+                return (count, state.cancelsRuns, released, false)
+            }
+            state.unlock()
             completed = 0
-            cancelledRuns += cancelled
             cancelled = 0
-            let cancelling = cancelsRuns
-            let kept = min(reusable.count, Lane.spareLimit - spareRuns.count)
-            if kept > 0 { spareRuns.append(contentsOf: reusable[..<kept]) }
-            if kind == .main && driven >= Lane.mainBatchLimit && !runs.isEmpty {
-                // Give the main queue back (to the user interface, other dispatchers), then go on.
-                lock.unlock()
-                reusable.removeAll()
-                if signal { idle.signal() }
+            reusable.removeAll(keepingCapacity: count > 0)
+            withExtendedLifetime(released) {}
+            if yielding {
                 scheduleDrainer(slot)
                 return
             }
-            // Several runs per lock; concurrent drainers share what is queued.
-            let limit =
-                kind == .concurrent ? max(1, min(Lane.batchLimit / 2, runs.count / slots.count)) : Lane.batchLimit
-            let count = blocked ? 0 : runs.popFirst(upTo: limit, into: batch)
-            if count == 0 {
-                freeSlots.append(slot)
-                lock.unlock()
-                reusable.removeAll()
-                if signal { idle.signal() }
-                released?.laneBecameIdle()
-                return
-            }
-            lock.unlock()
-            reusable.removeAll(keepingCapacity: true)
-            if signal { idle.signal() }
-            released?.laneBecameIdle()
+            if count == 0 { return }
             for position in 0..<count {
                 var run = (batch + position).move()
                 driven += 1
@@ -258,11 +243,11 @@ final class Lane: @unchecked Sendable {
                         reusable.append(run)
                     }
                 } else if kind == .serial {
-                    lock.lock()
-                    let (_, released) = completeLocked(completed)
-                    cancelledRuns += cancelled
-                    lock.unlock()
-                    released?.laneBecameIdle()
+                    let released = state.withLockedValue { state in
+                        state.cancelledRuns += cancelled
+                        return completeLocked(&state, count: completed)
+                    }
+                    withExtendedLifetime(released) {}
                     return
                 }
             }
@@ -285,32 +270,31 @@ final class Lane: @unchecked Sendable {
         while true {
             if run.drive() == .completed { return true }
             guard kind == .serial else { return false }
-            lock.lock()
-            if resumedWhileDriving {
-                resumedWhileDriving = false
-                lock.unlock()
-                continue
+            let resumed = state.withLockedValue { state in
+                if state.resumedWhileDriving {
+                    state.resumedWhileDriving = false
+                    return true
+                }
+                state.queue.prepend(movingFrom: remaining, count: remainingCount)
+                state.blocked = true
+                state.freeSlots.append(slot)
+                return false
             }
-            runs.prepend(movingFrom: remaining, count: remainingCount)
-            blocked = true
-            freeSlots.append(slot)
-            lock.unlock()
-            return false
+            if !resumed { return false }
         }
     }
 
-    /// Counts `count` runs as done, with `lock` held.
+    /// Counts `count` runs as done.
     ///
-    /// - Returns: Whether idle waiters should be woken, and, when no run is outstanding any more, the
-    ///   dispatcher to tell (after unlocking) with `laneBecameIdle()`; dropping that reference may
-    ///   release the dispatcher.
-    private func completeLocked(_ count: Int = 1) -> (Bool, Dispatcher?) {
-        guard count > 0 else { return (false, nil) }
-        outstanding -= count
-        completedRuns += count
-        guard outstanding == 0 else { return (false, nil) }
-        let released = keepAlive
-        keepAlive = nil
-        return (idleWaiters > 0, released)
+    /// - Returns: The lane's reference to itself when no run is outstanding any more: the caller
+    ///   drops it after unlocking, which may release the lane.
+    private func completeLocked(_ state: inout State, count: Int) -> Lane? {
+        guard count > 0 else { return nil }
+        state.outstanding -= count
+        state.completedRuns += count
+        guard state.outstanding == 0 else { return nil }
+        idleness.laneBecameIdle()
+        defer { state.keepAlive = nil }
+        return state.keepAlive
     }
 }

@@ -11,7 +11,7 @@ protocol StoreEntry: AnyStore {
     var stateWhileLocked: any StateType { get }
     func replaceStateWhileLocked(_ state: any StateType) -> Bool?
     func deliverPendingChanges()
-    func claim(for dispatcher: ObjectIdentifier) -> Bool
+    func claim(for dispatcher: ObjectIdentifier) -> StoreClaim
     func release(from dispatcher: ObjectIdentifier)
     /// Ends the store's state streams: it was unregistered.
     func endStateStreams()

@@ -38,19 +38,6 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         case suspend
     }
 
-    /// What most dispatches do not have.
-    final class Details: Sendable {
-        let targetIdentifier: String?
-        let timeout: Duration?
-        let routingError: DispatchError?
-
-        init(targetIdentifier: String?, timeout: Duration?, routingError: DispatchError?) {
-            self.targetIdentifier = targetIdentifier
-            self.timeout = timeout
-            self.routingError = routingError
-        }
-    }
-
     /// The state machine's state, created when the run leaves the fast path, waits or has a deadline.
     private final class Machine {
         /// Each store's progress, once the run left the fast path; empty before.
@@ -61,34 +48,21 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         var callerSignal: DispatchSemaphore?
     }
 
-    // What the run executes. Set by `configure`, when the run is created or reused from its lane's
-    // spare runs, while the configuring thread owns it exclusively; read by whoever drives it after
-    // that (the lane's lock orders the two).
-
-    /// Not reference counted: a run is driven while its dispatcher is alive (a `.sync` caller is
-    /// inside one of its methods; a lane keeps it alive while it has work).
-    @exclusivity(unchecked) private unowned(unsafe) var dispatcher: Dispatcher?
-    @exclusivity(unchecked) private var id: UInt64 = 0
-    @exclusivity(unchecked) private var action: any ActionType
-    @exclusivity(unchecked) private var mode = DispatchMode.async
-    /// The route, not reference counted, like `dispatcher`.
+    /// What the run executes.
     ///
-    /// The dispatcher keeps every route a run may use alive (the dispatching caller holds it until
-    /// the run is driven or queued; a replaced registry is kept until the lanes are idle). The fast
-    /// path uses it without even a temporary count, so that the driving thread never touches the
-    /// count the dispatching thread changes.
-    @exclusivity(unchecked) private var unmanagedRoute: Unmanaged<Route>?
-    @exclusivity(unchecked) private var middleware: [any Middleware] = []
-    @exclusivity(unchecked) private var completion: (@Sendable (DispatchResult) -> Void)?
-    @exclusivity(unchecked) private var details: Details?
-    /// The lane that drives the run, or `nil` for a `.sync` caller driving it.
+    /// Set by `configure`, when the run is created or reused from its lane's
+    /// spare runs, while the configuring thread owns it exclusively; read by whoever drives it after
+    /// that (the lane's lock orders the two). Not checked dynamically for exclusivity: every
+    /// dispatch reads it (S1, S4).
+    @exclusivity(unchecked) private var configuration: RunConfiguration
+    /// The lane that drives the run, or `nil` for a run driven by its `.sync` caller.
     ///
-    /// Lanes live as long as their dispatcher.
-    @exclusivity(unchecked) private unowned(unsafe) var lane: Lane?
+    /// Weak: the lane keeps its spare runs.
+    private weak var lane: Lane?
+    /// Whether a lane drives the run.
+    private let isQueued: Bool
     /// A lock shared with unrelated runs, so that a run costs one allocation.
-    ///
-    /// The pool's locks live as long as the process, so holding one needs no reference count.
-    @exclusivity(unchecked) private unowned(unsafe) var lock: Lock
+    private let lock: Lock
 
     // Guarded by `lock`, which makes the dynamic exclusivity check redundant.
     @exclusivity(unchecked) private var machine: Machine?
@@ -96,64 +70,20 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     @exclusivity(unchecked) private var cancelRequested = false
     @exclusivity(unchecked) private var isComplete = false
 
-    init(
-        dispatcher: Dispatcher,
-        id: UInt64,
-        action: any ActionType,
-        mode: DispatchMode,
-        route: Route?,
-        middleware: [any Middleware],
-        details: Details?,
-        lane: Lane?,
-        completion: (@Sendable (DispatchResult) -> Void)?,
-        cancelled: Bool = false
-    ) {
-        self.dispatcher = dispatcher
-        self.action = action
-        self.lock = LockPool.lock(for: id)
-        configure(
-            dispatcher: dispatcher,
-            id: id,
-            action: action,
-            mode: mode,
-            route: route,
-            middleware: middleware,
-            details: details,
-            lane: lane,
-            completion: completion,
-            cancelled: cancelled
-        )
+    init(lane: Lane?, configuration: RunConfiguration) {
+        self.lane = lane
+        self.isQueued = lane != nil
+        self.configuration = configuration
+        self.lock = LockPool.lock(for: configuration.id)
+        cancelRequested = configuration.startsCancelled
     }
 
     /// Sets what the run executes and resets its progress; the caller owns the run exclusively.
-    ///
-    /// `cancelled` starts it cancelled (the dispatch of an already cancelled task): every store is
-    /// then skipped and reported as cancelled.
-    func configure(
-        dispatcher: Dispatcher,
-        id: UInt64,
-        action: any ActionType,
-        mode: DispatchMode,
-        route: Route?,
-        middleware: [any Middleware],
-        details: Details?,
-        lane: Lane?,
-        completion: (@Sendable (DispatchResult) -> Void)?,
-        cancelled: Bool
-    ) {
-        self.dispatcher = dispatcher
-        self.id = id
-        self.action = action
-        self.mode = mode
-        self.unmanagedRoute = route.map { Unmanaged.passUnretained($0) }
-        self.middleware = middleware
-        self.details = details
-        self.lane = lane
-        self.completion = completion
-        self.lock = LockPool.lock(for: id)
+    func configure(_ configuration: RunConfiguration) {
+        self.configuration = configuration
         machine = nil
         isDriving = true
-        cancelRequested = cancelled
+        cancelRequested = configuration.startsCancelled
         isComplete = false
     }
 
@@ -171,26 +101,27 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// lock, before releasing its reference; taking it orders those accesses before the reuse.
     func clearForReuse() {
         lock.withLock {
-            middleware = []
-            completion = nil
-            details = nil
-            unmanagedRoute = nil
+            configuration.middleware = []
+            configuration.owner = nil
+            configuration.completion = nil
+            configuration.details = nil
+            configuration.route = nil
+            configuration.targetIdentifier = nil
         }
     }
 
-    /// The route, as a counted reference (for the rarely taken paths).
-    private var route: Route? {
-        unmanagedRoute?.takeUnretainedValue()
-    }
+    private var route: Route? { configuration.route }
+    private var middleware: [any Middleware] { configuration.middleware }
+    private var details: RunConfiguration.Details? { configuration.details }
 
     /// The transaction as handed out (to the caller, middleware and the completion): able to cancel this run.
     var transaction: Transaction {
         var transaction = Transaction(
-            id: id,
-            action: action,
-            mode: mode,
-            route: route,
-            targetIdentifier: details?.targetIdentifier
+            id: configuration.id,
+            action: configuration.action,
+            mode: configuration.mode,
+            route: configuration.route,
+            targetIdentifier: configuration.targetIdentifier
         )
         transaction.control = self
         return transaction
@@ -198,7 +129,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
 
     /// Whether someone reads the result: the completion or a middleware's `didFinish`.
     private var needsResult: Bool {
-        completion != nil || !middleware.isEmpty
+        configuration.completion != nil || !middleware.isEmpty
     }
 
     /// The state machine's state, created if needed; call with `lock` held.
@@ -233,7 +164,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         for operation in running {
             operation.cancel()
         }
-        return cancelled && unmanagedRoute != nil
+        return cancelled && configuration.route != nil
     }
 
     // MARK: Driving
@@ -274,14 +205,12 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
     /// - Returns: `.completed`, or `nil` when an operation is still running: the run has moved its
     ///   progress into `units` and goes on as a state machine.
     private func driveFast(context: ThreadContext, stoppedBeforeFirst: Bool) -> DriveResult? {
-        guard let unmanagedRoute else {
+        guard let route = configuration.route else {
             complete(outcomes: [])
             return .completed
         }
-        let finished = unmanagedRoute._withUnsafeGuaranteedRef { route in
-            withUnsafeActionPointer(to: action) { action in
-                driveFast(route: route, action: action, context: context, stoppedBeforeFirst: stoppedBeforeFirst)
-            }
+        let finished = withUnsafeActionPointer(to: configuration.action) { action in
+            driveFast(route: route, action: action, context: context, stoppedBeforeFirst: stoppedBeforeFirst)
         }
         return finished ? .completed : nil
     }
@@ -299,7 +228,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         let tracksDependencies = route.hasDependencies
         // Only a holder of the transaction can cancel it meanwhile: the caller of a queued dispatch,
         // or a middleware.
-        let cancellable = lane != nil || !middleware.isEmpty
+        let cancellable = isQueued || !middleware.isEmpty
         var operations: [Operation?] = tracksDependencies ? Array(repeating: nil, count: count) : []
         var failed: [Bool] = tracksDependencies ? Array(repeating: false, count: count) : []
         var anyFailed = false
@@ -353,7 +282,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
         let count = route?.stores.count ?? 0
         // A queued run now waits outside its lane: let a shutdown find it. (The run, no longer
         // reusable, keeps its identity.)
-        let cancelNow = lane != nil && dispatcher?.suspendedRuns.add(self) == true
+        let cancelNow = isQueued && lane?.suspendedRuns.add(self) == true
         lock.withLock {
             if cancelNow { cancelRequested = true }
             machineLocked.units = (0..<count).map { index in
@@ -388,7 +317,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                     }
                 }
                 complete(outcomes: outcomes)
-                if lane != nil { dispatcher?.suspendedRuns.remove(self) }
+                if isQueued { lane?.suspendedRuns.remove(self) }
                 return .completed
             case .suspend:
                 return .suspended
@@ -459,7 +388,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
                 return
             }
         }
-        let start = withUnsafeActionPointer(to: action) { action in
+        let start = withUnsafeActionPointer(to: configuration.action) { action in
             store.beginStep(
                 action,
                 dependencies: { dependencies },
@@ -521,12 +450,12 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
             error = .timedOut(expired, after: timeout)
         }
         let result = DispatchResult(transaction: transaction, outcomes: outcomes, error: error)
-        if let dispatcher {
+        if let owner = configuration.owner {
             for middleware in middleware {
-                middleware.didFinish(result, in: dispatcher)
+                middleware.didFinish(result, in: owner)
             }
         }
-        completion?(result)
+        configuration.completion?(result)
     }
 
     /// Called, once per unit, when an operation that was still running finishes (on any thread).
@@ -588,7 +517,7 @@ final class TransactionRun: TransactionControl, @unchecked Sendable {
 
     /// Call with `lock` held, when suspending.
     private func armTimerIfNeeded(_ machine: Machine) {
-        guard let deadline = machine.deadline, !machine.timerArmed, lane != nil else { return }
+        guard let deadline = machine.deadline, !machine.timerArmed, isQueued else { return }
         machine.timerArmed = true
         OperationQueues.timers.asyncAfter(deadline: deadline) { [weak self] in
             self?.expire()

@@ -1,0 +1,117 @@
+import Foundation
+
+/// The machinery under a ``Dispatcher``: its stores and middleware, the lanes that run queued
+/// transactions, the runs waiting for an operation, and whether it is idle or shut down.
+///
+/// The dispatcher is the public front; nothing here calls back up into it. The dispatcher object is
+/// only passed along, as an argument, to the middleware hooks that take it.
+final class Engine: Sendable {
+    /// What the engine's lock guards.
+    struct State {
+        var registry = Registry()
+        /// The next transaction id, from a block reserved for this engine.
+        var nextTransactionID: UInt64 = 0
+        var transactionIDLimit: UInt64 = 0
+        /// Set when a shutdown begins: from then on every dispatch and registration is rejected.
+        var isClosed = false
+        /// Dispatches rejected since the shutdown began.
+        var rejectedCount = 0
+    }
+
+    let state = LockedBox(State())
+    let idleness = Idleness()
+    let suspendedRuns = SuspendedRuns()
+    let serialLane: Lane
+    let concurrentLane: Lane
+    let mainLane: Lane
+    /// Every lane.
+    let lanes: [Lane]
+
+    init() {
+        serialLane = Lane(
+            kind: .serial,
+            name: "DispatchStore.serial",
+            idleness: idleness,
+            suspendedRuns: suspendedRuns
+        )
+        concurrentLane = Lane(
+            kind: .concurrent,
+            name: "DispatchStore.async",
+            idleness: idleness,
+            suspendedRuns: suspendedRuns
+        )
+        mainLane = Lane(kind: .main, name: "DispatchStore.main", idleness: idleness, suspendedRuns: suspendedRuns)
+        lanes = [serialLane, concurrentLane, mainLane]
+    }
+
+    // MARK: Registration
+
+    /// Adds a store, already claimed for this engine's dispatcher.
+    ///
+    /// - Returns: The middleware to tell.
+    /// - Throws: ``DispatchError`` for a duplicate identifier or a `waitsFor` cycle.
+    func register(_ store: any StoreEntry) throws -> [any Middleware] {
+        try state.withLockedValue { state in
+            if state.registry.storesByIdentifier[store.identifier] != nil {
+                throw DispatchError.duplicateIdentifier(store.identifier)
+            }
+            if let cycle = state.registry.cycle(registering: store.identifier, waitsFor: store.waitsFor) {
+                throw DispatchError.dependencyCycle(cycle)
+            }
+            state.registry = state.registry.adding(store)
+            return state.registry.middleware
+        }
+    }
+
+    /// Removes the store registered under `identifier`.
+    ///
+    /// - Returns: The removed store and the middleware to tell, or `nil` when none is registered so.
+    func unregister(identifier: String) -> (store: any StoreEntry, middleware: [any Middleware])? {
+        state.withLockedValue { state in
+            guard let store = state.registry.storesByIdentifier[identifier] else { return nil }
+            state.registry = state.registry.removing(identifier: identifier)
+            return (store, state.registry.middleware)
+        }
+    }
+
+    /// The store registered under `identifier`, if any.
+    func store(with identifier: String) -> (any StoreEntry)? {
+        state.withLockedValue { $0.registry.storesByIdentifier[identifier] }
+    }
+
+    /// The registered stores, in registration order.
+    var stores: [any StoreEntry] {
+        state.withLockedValue { $0.registry.stores }
+    }
+
+    /// Appends a middleware.
+    func register(middleware: any Middleware) {
+        state.withLockedValue { $0.registry = $0.registry.adding(middleware) }
+    }
+
+    /// Removes every registration of the middleware object `object`.
+    ///
+    /// - Returns: The middleware removed.
+    func unregister(middleware object: AnyObject) -> [any Middleware] {
+        state.withLockedValue { state in
+            let removed = state.registry.middleware.filter { ($0 as AnyObject) === object }
+            if !removed.isEmpty { state.registry = state.registry.removing(middleware: object) }
+            return removed
+        }
+    }
+
+    /// The registered middleware, in registration order.
+    var middleware: [any Middleware] {
+        state.withLockedValue { $0.registry.middleware }
+    }
+
+    // MARK: Idleness
+
+    /// Waits until no `.async`, `.serial` or `.mainThread` transaction is queued or running; see
+    /// `Dispatcher.waitUntilIdle(timeout:)`.
+    func waitUntilIdle(timeout: Duration?) -> Bool {
+        let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }
+        let drain: (() -> Void)? = MainQueue.isCurrent ? { [mainLane] in mainLane.drainOnCurrentThread() } : nil
+        return idleness.wait(until: deadline, drainMainLane: drain)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Whether an engine's lanes have work, and who waits for them to have none.
+///
+/// Each lane reports its transitions between idle and busy (under its own lock, so that a dispatch
+/// that returned is always counted); the engine is idle when no lane is busy. Threads wait on the
+/// condition; tasks wait with continuations, resumed when the last lane becomes idle.
+final class Idleness: @unchecked Sendable {
+    // @unchecked: `state` is only touched while holding `condition`'s lock.
+    private let condition = NSCondition()
+    private var state = State()
+
+    private struct State {
+        var busyLanes = 0
+        var continuations: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    /// Whether no lane has work.
+    var isIdle: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.busyLanes == 0
+    }
+
+    /// A lane got its first outstanding run.
+    func laneBecameBusy() {
+        condition.lock()
+        state.busyLanes += 1
+        condition.unlock()
+    }
+
+    /// A lane completed its last outstanding run: wakes the waiters if no lane is busy any more.
+    func laneBecameIdle() {
+        condition.lock()
+        state.busyLanes -= 1
+        precondition(state.busyLanes >= 0, "DispatchStore: a lane became idle twice")
+        var waiters: [CheckedContinuation<Bool, Never>] = []
+        if state.busyLanes == 0 {
+            condition.broadcast()
+            waiters = Array(state.continuations.values)
+            state.continuations = [:]
+        }
+        condition.unlock()
+        for waiter in waiters {
+            waiter.resume(returning: true)
+        }
+    }
+
+    /// Blocks until no lane is busy, or until `deadline`.
+    ///
+    /// - Parameters:
+    ///   - deadline: When to give up; `nil` waits as long as it takes.
+    ///   - drainMainLane: When given (the caller is on the main queue), called about every 10 ms
+    ///     while waiting, outside the lock, to run the queued `.mainThread` transactions.
+    /// - Returns: `true` once idle; `false` when the deadline passed first.
+    func wait(until deadline: Date?, drainMainLane: (() -> Void)?) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let drainMainLane {
+                condition.unlock()
+                drainMainLane()
+                condition.lock()
+            }
+            if state.busyLanes == 0 { return true }
+            guard drainMainLane != nil || deadline != nil else {
+                // No deadline: `wait(until: .distantFuture)` would overflow converting to nanoseconds.
+                condition.wait()
+                continue
+            }
+            let wakeUp = drainMainLane != nil ? Date(timeIntervalSinceNow: 0.01) : (deadline ?? .distantFuture)
+            let until = deadline.map { min($0, wakeUp) } ?? wakeUp
+            if !condition.wait(until: until), let deadline, Date() >= deadline {
+                return state.busyLanes == 0
+            }
+        }
+    }
+
+    /// Registers a task waiting until no lane is busy.
+    ///
+    /// - Returns: The waiter's number, or `nil` when no lane is busy (the continuation was not kept).
+    func add(_ continuation: CheckedContinuation<Bool, Never>) -> UInt64? {
+        condition.lock()
+        defer { condition.unlock() }
+        if state.busyLanes == 0 { return nil }
+        state.nextWaiter += 1
+        state.continuations[state.nextWaiter] = continuation
+        return state.nextWaiter
+    }
+
+    /// Resumes the waiting task `waiter` with `idle`, unless it was resumed already.
+    func resume(_ waiter: UInt64, returning idle: Bool) {
+        condition.lock()
+        let continuation = state.continuations.removeValue(forKey: waiter)
+        condition.unlock()
+        continuation?.resume(returning: idle)
+    }
+}
