@@ -152,6 +152,16 @@ extension DispatchError {
         )
     }
 
+    static func abandonedByShutdown(_ identifiers: [String]) -> DispatchError {
+        DispatchError(
+            .timedOut,
+            "the shutdown's timeout passed while the operations of store(s) "
+                + "\(identifiers.map { "'\($0)'" }.joined(separator: ", ")) were still running; they were cancelled "
+                + "and the transaction ended without waiting for them",
+            storeIdentifier: identifiers.first
+        )
+    }
+
     static func timedOut(_ identifiers: [String], after timeout: Duration) -> DispatchError {
         DispatchError(
             .timedOut,

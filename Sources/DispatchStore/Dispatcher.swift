@@ -21,6 +21,7 @@ public final class Dispatcher: Sendable {
     public static let `default` = Dispatcher()
 
     /// The machinery behind this front: registry, lanes, idleness and shutdown.
+    @usableFromInline
     let engine = Engine()
 
     /// Creates a dispatcher with no stores and no middleware.
@@ -169,7 +170,7 @@ public final class Dispatcher: Sendable {
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
         withUnsafePointer(to: action) { pointer in
-            dispatch(
+            engine.dispatch(
                 pointer: UnsafeRawPointer(pointer),
                 action: action,
                 type: ObjectIdentifier(Action.self),
@@ -177,34 +178,10 @@ public final class Dispatcher: Sendable {
                 mode: mode,
                 timeout: timeout,
                 startCancelled: startCancelled,
+                owner: self,
                 then: completion
             )
         }
-    }
-
-    /// Dispatches the action at `pointer`, whose type is `type` (`action` is the same value, boxed).
-    @usableFromInline
-    func dispatch(
-        pointer: UnsafeRawPointer,
-        action: any ActionType,
-        type: ObjectIdentifier,
-        to identifier: String?,
-        mode: DispatchMode,
-        timeout: Duration?,
-        startCancelled: Bool,
-        then completion: (@Sendable (DispatchResult) -> Void)?
-    ) -> Transaction {
-        engine.dispatch(
-            pointer: pointer,
-            action: action,
-            type: type,
-            to: identifier,
-            mode: mode,
-            timeout: timeout,
-            startCancelled: startCancelled,
-            owner: self,
-            then: completion
-        )
     }
 
     // MARK: Waiting

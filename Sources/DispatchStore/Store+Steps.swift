@@ -15,14 +15,12 @@ extension Store {
         }
         reducer.reduce(action, into: &storage.pointee)
         let notified = queueChangeIfObservedLocked(action: action)
-        let marker = withBookkeepingLocked { bookkeeping in
-            if let existing = bookkeeping.inlineMarker {
-                // Only ever set to an `ActionOperation<State, Action>`, just below.
-                return unsafeDowncast(existing, to: ActionOperation<State, Action>.self)
-            }
-            let created = ActionOperation(placeholderFor: self, action: action)
-            bookkeeping.inlineMarker = created
-            return created
+        let marker: ActionOperation<State, Action>
+        if let existing = inlineMarker.pointee {
+            marker = existing
+        } else {
+            marker = ActionOperation(placeholderFor: self, action: action)
+            inlineMarker.pointee = marker
         }
         guarded.unlock()
         context.inlineResult = .reduced(notified: notified)
@@ -32,7 +30,7 @@ extension Store {
     /// Asks the reducer for the operation of one action and starts it; see `StoreEntry`.
     func beginStep(
         _ actionPointer: UnsafeRawPointer,
-        dependencies: () -> [Operation],
+        dependencies: [Operation],
         context: ThreadContext,
         makeFinishHook: () -> StepFinishHook
     ) -> StepStart {
@@ -50,15 +48,11 @@ extension Store {
         if operation.isPlaceholder {
             switch inline {
             case .reduced(let notified):
-                return StepStart(operation: nil, status: .finished, needsDelivery: notified)
+                return .finished(needsDelivery: notified)
             case .reentrant:
-                return StepStart(
-                    operation: nil,
-                    status: .failed(DispatchError.reentrant(identifier)),
-                    needsDelivery: false
-                )
+                return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
             case .none:
-                return StepStart(operation: nil, status: .finished, needsDelivery: false)
+                return .finished(needsDelivery: false)
             }
         }
         let notifiedInline: Bool
@@ -66,16 +60,16 @@ extension Store {
 
         guard operation.claimForDispatcher() else {
             let error = DispatchError.operationReused(identifier)
-            return StepStart(operation: nil, status: .failed(error), needsDelivery: notifiedInline)
+            return .failed(error, needsDelivery: notifiedInline)
         }
         // A custom operation would deadlock in updateState if this thread already holds the lock.
         guard guarded.lockUnlessOwned() else {
-            return StepStart(operation: nil, status: .failed(DispatchError.reentrant(identifier)), needsDelivery: false)
+            return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
         }
         withBookkeepingLocked { $0.operationsInFlight += 1 }
         guarded.unlock()
 
-        for dependency in dependencies() {
+        for dependency in dependencies {
             operation.addDependency(dependency)
         }
         let hook = makeFinishHook()
@@ -86,13 +80,13 @@ extension Store {
         if operation.isReady {
             if let (status, ranBody) = operation.runInline() {
                 let notified = endOperation(action: action, ranBody: ranBody)
-                return StepStart(operation: operation, status: status, needsDelivery: notified || notifiedInline)
+                return .ended(operation, status, needsDelivery: notified || notifiedInline)
             }
         } else {
             // The reducer gave the operation dependencies of its own; let a queue wait for them.
             OperationQueues.externalDependencies.addOperation(operation)
         }
-        return StepStart(operation: operation, status: nil, needsDelivery: true)
+        return .running(operation)
     }
 
     /// Commits the end of one of this store's operations: queues the change for the observers.

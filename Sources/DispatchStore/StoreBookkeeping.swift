@@ -8,9 +8,6 @@ struct StoreBookkeeping {
     var operationsInFlight = 0
     /// The subscriptions.
     var observers = ObserverSet()
-    /// The store's shared, already-finished stand-in for inline reductions (an `ActionOperation`
-    /// of the store's types), created on first use.
-    var inlineMarker: AnyObject?
     /// The dispatcher the store is registered with.
     var owner: ObjectIdentifier?
     /// Ends the state streams (`states(bufferingNewest:)`), by subscription id.

@@ -12,26 +12,35 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let mode: DispatchMode
     /// The identifier passed as `to:`, when the dispatch named one store.
     public let targetIdentifier: String?
-    /// The route the action took, `nil` when no store handles it.
+    /// The stores the action reaches, `nil` when no store handles it.
     let route: Route?
-    /// The run that executes the transaction, for `cancel()`, if it can be cancelled.
+    /// The run that executes the transaction, for `cancel()`, while it can be cancelled; `nil` in
+    /// results and in the transaction a `.sync` dispatch returns.
     ///
-    /// Strong: the run keeps a copy without it, so there is no cycle.
-    var control: (any TransactionControl)?
+    /// Strong: the run does not keep transactions that refer to it, so there is no cycle.
+    var run: TransactionRun.Reference?
 
     init(
         id: UInt64,
         action: any ActionType,
         mode: DispatchMode,
+        targetIdentifier: String?,
         route: Route?,
-        targetIdentifier: String?
+        run: TransactionRun.Reference?
     ) {
         self.id = id
         self.action = action
         self.mode = mode
-        self.route = route
         self.targetIdentifier = targetIdentifier
+        self.route = route
+        self.run = run
     }
+
+    /// What a reused run holds between two transactions: refers to nothing.
+    static let idle = Transaction(id: 0, action: NoAction(), mode: .async, targetIdentifier: nil, route: nil, run: nil)
+
+    /// The action of ``idle``.
+    private struct NoAction: ActionType {}
 
     /// The identifiers of the stores the action reaches, in the order their operations start;
     /// empty when no store handles it.
@@ -48,7 +57,7 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     ///
     /// - Note: Safe to call from any thread, any number of times.
     public func cancel() {
-        control?.cancel()
+        run?.run.requestCancel()
     }
 
     /// A line such as `#12 increase -> [counter] (serial)`.
@@ -65,9 +74,4 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
     }
-}
-
-/// What a transaction handle can ask of the run executing it.
-protocol TransactionControl: AnyObject, Sendable {
-    func cancel()
 }

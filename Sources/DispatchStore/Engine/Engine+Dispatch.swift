@@ -15,6 +15,7 @@ extension Engine {
     ///   - owner: The dispatcher, handed to the middleware's `didFinish`.
     ///   - completion: Called once when the transaction ends.
     /// - Returns: The transaction.
+    @usableFromInline
     func dispatch(
         pointer: UnsafeRawPointer,
         action: any ActionType,
@@ -26,29 +27,31 @@ extension Engine {
         owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
+        // The registry is read in place, under the lock: a tuple returned from a closure would copy
+        // the middleware array (S1).
         state.lock()
-        let (id, middleware, route, routed, closed) = state.withValueWhileLocked { state in
-            if _slowPath(state.isClosed) {
-                state.rejectedCount += 1
-                return (UInt64(0), state.registry.middleware, Route?.none, false, true)
-            }
-            if state.nextTransactionID == state.transactionIDLimit {
-                (state.nextTransactionID, state.transactionIDLimit) = reserveTransactionIDBlock()
-            }
-            let id = state.nextTransactionID
-            state.nextTransactionID += 1
-            // An empty array literal shares the immortal empty storage: no reference counting.
-            let middleware = state.registry.middleware.isEmpty ? [] : state.registry.middleware
-            if let identifier {
-                let route = state.registry.routesByIdentifier[identifier]
-                return (id, middleware, route, route != nil, false)
-            }
-            return (id, middleware, state.registry.route(for: type), true, false)
-        }
-        state.unlock()
-        if _slowPath(closed) {
+        let engine = state.valuePointer
+        if _slowPath(engine.pointee.isClosed) {
+            engine.pointee.rejectedCount += 1
+            let middleware = engine.pointee.registry.middleware
+            state.unlock()
             return reject(action, to: identifier, mode: mode, middleware: middleware, owner: owner, then: completion)
         }
+        if engine.pointee.nextTransactionID == engine.pointee.transactionIDLimit {
+            (engine.pointee.nextTransactionID, engine.pointee.transactionIDLimit) = reserveTransactionIDBlock()
+        }
+        let id = engine.pointee.nextTransactionID
+        engine.pointee.nextTransactionID += 1
+        // An empty array literal shares the immortal empty storage: no reference counting.
+        let middleware = engine.pointee.registry.middleware.isEmpty ? [] : engine.pointee.registry.middleware
+        let route: Route?
+        if let identifier {
+            route = engine.pointee.registry.routesByIdentifier[identifier]
+        } else {
+            route = engine.pointee.registry.route(for: type)
+        }
+        state.unlock()
+        let routed = identifier == nil || route != nil
 
         var reached = route
         var routingError: DispatchError?
@@ -64,48 +67,80 @@ extension Engine {
             routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
         }
 
-        // Without middleware nobody can cancel a single-store `.sync` dispatch while it runs (the
-        // caller gets the transaction only afterwards), so it needs no transaction run.
-        if mode == .sync, !startCancelled, middleware.isEmpty, let single = reached, single.stores.count == 1 {
-            let transaction = Transaction(
-                id: id,
-                action: action,
-                mode: mode,
-                route: single,
-                targetIdentifier: identifier
-            )
-            runSingleStoreOnCaller(pointer, route: single, transaction: transaction, timeout: timeout, then: completion)
-            return transaction
-        }
-        let configuration = RunConfiguration(
+        var transaction = Transaction(
             id: id,
             action: action,
             mode: mode,
+            targetIdentifier: identifier,
             route: reached,
+            run: nil
+        )
+        let details =
+            timeout == nil && routingError == nil
+            ? nil : RunConfiguration.Details(timeout: timeout, routingError: routingError)
+        if mode == .sync && middleware.isEmpty && !startCancelled {
+            // Nothing else can reach the transaction: run it on this stack.
+            runInline(&transaction, completion: completion, details: details, action: pointer)
+            return transaction
+        }
+        var configuration = RunConfiguration(
             middleware: middleware,
             owner: middleware.isEmpty ? nil : owner,
             completion: completion,
-            targetIdentifier: identifier,
-            startsCancelled: startCancelled,
-            details: timeout == nil && routingError == nil
-                ? nil : RunConfiguration.Details(timeout: timeout, routingError: routingError)
+            details: details,
+            startsCancelled: startCancelled
         )
         switch mode {
         case .serial:
-            return serialLane.enqueue(configuration)
+            return serialLane.enqueue(consume transaction, consume configuration)
         case .async:
-            return concurrentLane.enqueue(configuration)
+            return concurrentLane.enqueue(consume transaction, consume configuration)
         case .mainThread where !MainQueue.isCurrent:
-            return mainLane.enqueue(configuration)
+            return mainLane.enqueue(consume transaction, consume configuration)
         case .mainThread:
-            let run = TransactionRun(lane: mainLane, configuration: configuration)
+            let run = TransactionRun.make(lane: mainLane, transaction: transaction, configuration: configuration)
             mainLane.adopt()
-            if run.drive() == .completed { mainLane.adoptedRunCompleted() }
-            return run.transaction
+            if run.drive(suspendedRuns: suspendedRuns) == .completed { mainLane.adoptedRunCompleted() }
+            return run.cancellableTransaction()
         case .sync:
-            let run = TransactionRun(lane: nil, configuration: configuration)
-            run.runOnCaller()
-            return run.transaction
+            // The caller's frame holds the action until the run completes.
+            configuration.actionPointer = pointer
+            let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
+            run.runOnCaller(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
+            return run.resultTransaction
+        }
+    }
+
+    /// Runs a `.sync` transaction that nothing else can reach on the caller's stack, to the end.
+    private func runInline(
+        _ transaction: inout Transaction,
+        completion: (@Sendable (DispatchResult) -> Void)?,
+        details: RunConfiguration.Details?,
+        action: UnsafeRawPointer
+    ) {
+        let count = transaction.route?.stores.count ?? 0
+        let context = ThreadContext.current(key: contextKey)
+        var frame = InlineRun.Frame(completion: completion, details: details)
+        withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: max(count, 1)) { steps in
+            var machine = TransactionMachine(
+                steps: steps.baseAddress.unsafelyUnwrapped,
+                count: count,
+                reportsNeedWork: false,
+                cancelled: false
+            )
+            withUnsafeMutablePointer(to: &machine) { machine in
+                withUnsafeMutablePointer(to: &transaction) { transaction in
+                    withUnsafeMutablePointer(to: &frame) { frame in
+                        var host = InlineRun(
+                            machine: machine,
+                            transaction: transaction,
+                            frame: frame,
+                            actionPointer: action
+                        )
+                        _ = RunDriver.drive(&host, suspendedRuns: suspendedRuns, context: context)
+                    }
+                }
+            }
         }
     }
 
@@ -121,77 +156,36 @@ extension Engine {
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
         let (id, _) = reserveTransactionIDBlock(size: 1)
-        let run = TransactionRun(
+        let run = TransactionRun.make(
             lane: nil,
-            configuration: RunConfiguration(
+            transaction: Transaction(
                 id: id,
                 action: action,
                 mode: mode,
+                targetIdentifier: identifier,
                 route: nil,
+                run: nil
+            ),
+            configuration: RunConfiguration(
                 middleware: middleware,
                 owner: middleware.isEmpty ? nil : owner,
                 completion: completion,
-                targetIdentifier: identifier,
-                startsCancelled: false,
-                details: RunConfiguration.Details(timeout: nil, routingError: .shutDown(action: "\(action)"))
+                details: RunConfiguration.Details(timeout: nil, routingError: .shutDown(action: "\(action)")),
+                startsCancelled: false
             )
         )
         switch mode {
         case .sync:
-            _ = run.drive()
+            _ = run.drive(suspendedRuns: nil)
         case .mainThread where MainQueue.isCurrent:
-            _ = run.drive()
+            _ = run.drive(suspendedRuns: nil)
         case .mainThread:
-            DispatchQueue.main.async { _ = run.drive() }
+            let reference = TransactionRun.Reference(run: run)
+            DispatchQueue.main.async { _ = reference.run.drive(suspendedRuns: nil) }
         case .async, .serial:
-            OperationQueues.rejections.async { _ = run.drive() }
+            let reference = TransactionRun.Reference(run: run)
+            OperationQueues.rejections.async { _ = reference.run.drive(suspendedRuns: nil) }
         }
-        return run.transaction
-    }
-
-    /// The `.sync` path for an action that reaches one store, without middleware: no allocation
-    /// when its reducer reduces inline and there is no completion.
-    private func runSingleStoreOnCaller(
-        _ action: UnsafeRawPointer,
-        route: Route,
-        transaction: borrowing Transaction,
-        timeout: Duration?,
-        then completion: (@Sendable (DispatchResult) -> Void)?
-    ) {
-        var waiter: OperationWaiter?
-        let start = route.first.beginStep(
-            action,
-            dependencies: { [] },
-            context: ThreadContext.current(key: contextKey),
-            makeFinishHook: {
-                let created = OperationWaiter()
-                waiter = created
-                let store = route.first
-                return { status in
-                    if !created.deliver(status) { store.deliverPendingChanges() }
-                }
-            }
-        )
-        var status = start.status ?? .cancelled
-        var needsDelivery = start.needsDelivery
-        var error: DispatchError?
-        if start.status == nil, let waiter {
-            needsDelivery = true
-            if let finished = waiter.wait(timeout: timeout) {
-                status = finished
-            } else {
-                start.operation?.cancel()
-                error = .timedOut([route.first.identifier], after: timeout ?? .zero)
-            }
-        }
-        if needsDelivery { route.first.deliverPendingChanges() }
-        guard let completion else { return }
-        let outcome = StoreOutcome(storeIdentifier: route.first.identifier, status: status)
-        completion(DispatchResult(transaction: copy transaction, outcomes: [outcome], error: error))
-    }
-
-    /// The key of the calling thread's context.
-    private var contextKey: ThreadContext.Key {
-        ThreadContext.Key.shared
+        return run.cancellableTransaction()
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 ///
 /// The dispatcher is the public front; nothing here calls back up into it. The dispatcher object is
 /// only passed along, as an argument, to the middleware hooks that take it.
+@usableFromInline
 final class Engine: Sendable {
     /// What the engine's lock guards.
     struct State {
@@ -26,6 +27,8 @@ final class Engine: Sendable {
     let mainLane: Lane
     /// Every lane.
     let lanes: [Lane]
+    /// The key of the threads' contexts, read once (`Key.shared` is a lazy global, checked on each access).
+    let contextKey = ThreadContext.Key.shared
 
     init() {
         serialLane = Lane(

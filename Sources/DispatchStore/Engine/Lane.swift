@@ -94,28 +94,32 @@ final class Lane: @unchecked Sendable {
         return queue
     }
 
-    /// Queues a run configured as `configuration`, reusing a completed one when possible.
+    /// Queues a run of `transaction`, run as `configuration` says, reusing a completed run when possible.
     ///
     /// The transaction handed back is built before the run is queued: afterwards the caller touches
     /// the run only through reference counts, so a drainer that finds it uniquely referenced may
     /// reuse it without racing with the caller's reads.
     ///
     /// - Returns: The queued run's transaction.
-    func enqueue(_ configuration: RunConfiguration) -> Transaction {
+    func enqueue(_ transaction: consuming Transaction, _ configuration: consuming RunConfiguration) -> Transaction {
         state.lock()
         if let spare = state.withValueWhileLocked({ $0.spareRuns.popLast() }) {
             // Configured in the same critical section: a spare run holds no references that
             // configuring could release, so nothing is called out under the lock.
-            spare.configure(configuration)
-            let transaction = spare.transaction
+            spare.configure(transaction: consume transaction, configuration: consume configuration)
+            let transaction = spare.cancellableTransaction()
             let slot = state.withValueWhileLocked { appendLocked(spare, to: &$0) }
             state.unlock()
             if let slot { scheduleDrainer(slot) }
             return transaction
         }
         state.unlock()
-        let run = TransactionRun(lane: self, configuration: configuration)
-        let transaction = run.transaction
+        let run = TransactionRun.make(
+            lane: self,
+            transaction: consume transaction,
+            configuration: consume configuration
+        )
+        let transaction = run.cancellableTransaction()
         let slot = state.withLockedValue { appendLocked(run, to: &$0) }
         if let slot { scheduleDrainer(slot) }
         return transaction
@@ -188,7 +192,7 @@ final class Lane: @unchecked Sendable {
             }
             guard let run = next else { return }
             cancelled = cancelling && run.requestCancel() ? 1 : 0
-            if run.drive() == .completed { adoptedRunCompleted() }
+            if run.drive(suspendedRuns: suspendedRuns) == .completed { adoptedRunCompleted() }
         }
     }
 
@@ -268,7 +272,7 @@ final class Lane: @unchecked Sendable {
         remainingCount: Int
     ) -> Bool {
         while true {
-            if run.drive() == .completed { return true }
+            if run.drive(suspendedRuns: suspendedRuns) == .completed { return true }
             guard kind == .serial else { return false }
             let resumed = state.withLockedValue { state in
                 if state.resumedWhileDriving {

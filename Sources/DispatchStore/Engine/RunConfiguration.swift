@@ -1,7 +1,7 @@
-/// What a transaction run executes: the transaction, who hears of it, and how it may end.
+/// How a transaction is run: who hears of it, and how it may end.
 ///
-/// Built by the engine for each dispatch and given to a run, new or reused; immutable while the run
-/// is driven.
+/// Built by the engine for each dispatch, next to the ``Transaction`` itself; immutable while the
+/// transaction is driven.
 struct RunConfiguration {
     /// What few dispatches have: a deadline, or a problem found before any store was reached.
     final class Details: Sendable {
@@ -16,19 +16,34 @@ struct RunConfiguration {
         }
     }
 
-    var id: UInt64
-    var action: any ActionType
-    var mode: DispatchMode
-    /// The stores the transaction reaches, or `nil` when it reaches none.
-    var route: Route?
     var middleware: [any Middleware]
     /// The dispatcher, for the middleware's `didFinish`; `nil` when there is no middleware.
     var owner: Dispatcher?
     var completion: (@Sendable (DispatchResult) -> Void)?
-    /// The identifier passed as `to:`, if any.
-    var targetIdentifier: String?
+    var details: Details?
     /// Whether the run starts cancelled (the dispatch of an already cancelled task): every store is
     /// then skipped and reported as cancelled.
     var startsCancelled: Bool
-    var details: Details?
+    /// For a run without a lane: whether its `.sync` caller blocks until it completes (`dispatch`),
+    /// or lets it go on, on the thread that finishes its operation (`perform` from a task).
+    var blocksCaller = true
+    /// The action's value in the blocked `.sync` caller's frame, valid while the run is driven:
+    /// the stores read it from there instead of opening the record's existential (S1).
+    var actionPointer: UnsafeRawPointer?
+
+    /// What a reused run holds between two transactions: refers to nothing.
+    static var idle: RunConfiguration {
+        RunConfiguration(middleware: [], owner: nil, completion: nil, details: nil, startsCancelled: false)
+    }
+
+    /// Whether other threads may reach the run as soon as it starts: middleware receive its
+    /// transaction, and a non-blocking caller's task may cancel it.
+    var isSharedFromStart: Bool {
+        !middleware.isEmpty || !blocksCaller
+    }
+
+    /// Whether someone reads the transaction's result: the completion or a middleware's `didFinish`.
+    var needsResult: Bool {
+        completion != nil || !middleware.isEmpty
+    }
 }

@@ -30,7 +30,7 @@ protocol StoreEntry: AnyStore {
     /// - Returns: How the step started, or its status when it already finished.
     func beginStep(
         _ action: UnsafeRawPointer,
-        dependencies: () -> [Operation],
+        dependencies: [Operation],
         context: ThreadContext,
         makeFinishHook: () -> StepFinishHook
     ) -> StepStart

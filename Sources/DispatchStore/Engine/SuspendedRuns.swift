@@ -1,15 +1,27 @@
-/// The queued runs that wait for an operation (they left their lane), so that a shutdown can
-/// cancel them; once cancelling, runs that start waiting later are cancelled as they register.
+/// The runs that wait for an operation, so that a shutdown can cancel them or give up on them; once
+/// a shutdown is cancelling or giving up, runs that start waiting later get the same as they register.
 final class SuspendedRuns: Sendable {
-    private let state = LockedBox<(runs: [ObjectIdentifier: TransactionRun], cancelling: Bool)>(([:], false))
+    /// What the shutdown does to waiting runs.
+    enum Policy {
+        case none
+        case cancel
+        case giveUp
+    }
+
+    private struct State {
+        var runs: [ObjectIdentifier: TransactionRun.Reference] = [:]
+        var policy = Policy.none
+    }
+
+    private let state = LockedBox(State())
 
     /// Adds a run that waits for an operation.
     ///
-    /// - Returns: Whether the run must cancel itself (a shutdown is cancelling everything).
-    func add(_ run: TransactionRun) -> Bool {
+    /// - Returns: What the run must do to itself now: the shutdown's policy.
+    func add(_ run: TransactionRun) -> Policy {
         state.withLockedValue { state in
-            state.runs[ObjectIdentifier(run)] = run
-            return state.cancelling
+            state.runs[ObjectIdentifier(run)] = TransactionRun.Reference(run: run)
+            return state.policy
         }
     }
 
@@ -25,9 +37,21 @@ final class SuspendedRuns: Sendable {
     /// - Returns: How many runs the call cancelled.
     func cancelAll() -> Int {
         let runs = state.withLockedValue { state in
-            state.cancelling = true
+            if state.policy == .none { state.policy = .cancel }
             return Array(state.runs.values)
         }
-        return runs.reduce(0) { count, run in run.requestCancel() ? count + 1 : count }
+        return runs.reduce(0) { count, reference in reference.run.requestCancel() ? count + 1 : count }
+    }
+
+    /// Gives up on every waiting run, and on every run that starts waiting from now on: their
+    /// completions run now, with the stores still running reported as cancelled.
+    ///
+    /// - Returns: How many runs the call gave up on.
+    func giveUpAll() -> Int {
+        let runs = state.withLockedValue { state in
+            state.policy = .giveUp
+            return Array(state.runs.values)
+        }
+        return runs.reduce(0) { count, reference in reference.run.giveUp(.shutdown) ? count + 1 : count }
     }
 }

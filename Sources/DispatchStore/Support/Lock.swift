@@ -1,21 +1,24 @@
 /// A lock that guards no value of its own, for state that cannot move into a ``LockedBox``.
-final class Lock: Sendable {
-    private let box: LockedBox<Void>
+final class Lock: @unchecked Sendable {
+    // @unchecked: the mutex is the synchronisation primitive; `storage` is never reassigned.
+    private let storage: LockStorage<Void>
 
     init(_ kind: MutexKind = .normal) {
-        box = LockedBox((), kind: kind)
+        storage = .create(value: (), kind: kind)
     }
 
     /// Runs `body` while holding the lock.
     @inline(__always)
     func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try box.withLockedValue { _ in try body() }
+        storage.lock()
+        defer { storage.unlock() }
+        return try body()
     }
 
     /// Acquires the lock.
     @inline(__always)
     func lock() {
-        box.lock()
+        storage.lock()
     }
 
     /// Acquires the lock if no other thread holds it (or, for a recursive lock, the caller does).
@@ -23,12 +26,12 @@ final class Lock: Sendable {
     /// - Returns: `true` once held; `false`, without waiting, when another thread holds it.
     @inline(__always)
     func tryLock() -> Bool {
-        box.tryLock()
+        storage.tryLock()
     }
 
     /// Releases the lock.
     @inline(__always)
     func unlock() {
-        box.unlock()
+        storage.unlock()
     }
 }

@@ -8,12 +8,21 @@ import Darwin
 
 /// A value and the pthread mutex that guards it, in one allocation: the value is the buffer's
 /// header, the mutex its one element, at a stable address for its whole life as POSIX requires.
-final class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
-    /// Creates the storage holding `value`, guarded by a mutex of the given kind.
-    static func create(value: Value, kind: MutexKind) -> LockStorage<Value> {
-        let buffer = Self.create(minimumCapacity: 1) { _ in value }
+///
+/// Not final only so that a transaction run can be one (a run and its lock in one allocation, S4).
+class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
+    /// Creates the storage holding `value`, guarded by a mutex of the given kind; an instance of the
+    /// class it is called on.
+    static func create(value: Value, kind: MutexKind) -> Self {
+        create(kind: kind) { value }
+    }
+
+    /// Creates the storage holding the value `makeValue` returns (built in place, not copied),
+    /// guarded by a mutex of the given kind; an instance of the class it is called on.
+    static func create(kind: MutexKind, makingValueWith makeValue: () -> Value) -> Self {
+        let buffer = Self.create(minimumCapacity: 1) { _ in makeValue() }
         // Always succeeds: `create` allocates an instance of the class it is called on.
-        let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
+        let storage = unsafeDowncast(buffer, to: Self.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             var attributes = pthread_mutexattr_t()
             pthread_mutexattr_init(&attributes)
@@ -42,7 +51,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
     }
 
     @inline(__always)
-    func lock() {
+    final func lock() {
         let status = withUnsafeMutablePointerToElements { pthread_mutex_lock($0) }
         precondition(status == 0, "pthread_mutex_lock failed with error \(status)")
     }
@@ -51,7 +60,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
     ///
     /// - Returns: `false`, without locking, when the calling thread holds it; `true` once locked.
     @inline(__always)
-    func lockUnlessOwned() -> Bool {
+    final func lockUnlessOwned() -> Bool {
         let status = withUnsafeMutablePointerToElements { pthread_mutex_lock($0) }
         if status == EDEADLK { return false }
         precondition(status == 0, "pthread_mutex_lock failed with error \(status)")
@@ -62,12 +71,12 @@ final class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
     ///
     /// - Returns: `true` once locked; `false`, without waiting, when another thread holds it.
     @inline(__always)
-    func tryLock() -> Bool {
+    final func tryLock() -> Bool {
         withUnsafeMutablePointerToElements { pthread_mutex_trylock($0) } == 0
     }
 
     @inline(__always)
-    func unlock() {
+    final func unlock() {
         let status = withUnsafeMutablePointerToElements { pthread_mutex_unlock($0) }
         precondition(status == 0, "pthread_mutex_unlock failed with error \(status)")
     }

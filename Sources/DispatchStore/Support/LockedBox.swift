@@ -60,6 +60,13 @@ struct LockedBox<Value> {
         storage.unlock()
     }
 
+    /// The value's address, stable for the box's lifetime: for a hot path that locks and unlocks by hand.
+    ///
+    /// Touch it only while holding the lock (or while no other thread can reach the box).
+    var valuePointer: UnsafeMutablePointer<Value> {
+        storage.withUnsafeMutablePointerToHeader { $0 }
+    }
+
     /// Runs `body` with the value; call only while holding the lock.
     @inline(__always)
     func withValueWhileLocked<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {

@@ -1,0 +1,175 @@
+import Foundation
+
+/// The one loop that drives a transaction, whatever holds it (see ``RunHost``): it asks the
+/// machine what comes next and carries it out, outside any lock.
+///
+/// For each step the machine says to start, it announces the step to the middleware, starts the
+/// store's operation, and tells the machine how it started; for each step that ended, it delivers
+/// the store's changes and reports the step; once every step is reported, it calls the middleware's
+/// `didFinish` and the completion, exactly once.
+enum RunDriver {
+    /// Drives the transaction until it completes, waits for an operation, or its host hands it over.
+    ///
+    /// - Parameters:
+    ///   - host: Where the transaction's machine lives.
+    ///   - suspendedRuns: Where a run registers if it waits for the first time.
+    ///   - context: The calling thread's context.
+    /// - Returns: Whether the transaction completed or waits for an operation.
+    @inline(__always)
+    static func drive<Host: RunHost>(
+        _ host: inout Host,
+        suspendedRuns: SuspendedRuns?,
+        context: ThreadContext
+    ) -> DriveResult {
+        // Read once: the host holds the route for as long as it drives the transaction.
+        let route = host.route
+        let waitsFor = route?.hasDependencies == true ? route?.dependencies : nil
+        var locked = host.lockMachine()
+        var next = host.machine.pointee.next(waitsFor: waitsFor)
+        var policy = next == .suspend ? host.prepareToWait(suspendedRuns: suspendedRuns) : .none
+        host.unlockMachine(locked)
+        var cancelNow: Operation?
+        while true {
+            if let operation = cancelNow {
+                operation.cancel()
+                cancelNow = nil
+            }
+            if policy != .none { host.apply(policy) }
+            switch next {
+            case .start(let index):
+                if let begun = start(index, of: route, host: &host, context: context) {
+                    if let ended = host.didStart(index, begun, suspendedRuns: suspendedRuns, context: context) {
+                        return ended
+                    }
+                    locked = host.lockMachine()
+                    if let error = begun.error { host.recordFailure(error, of: index) }
+                    if host.machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery) {
+                        cancelNow = begun.operation
+                    }
+                } else {
+                    locked = host.lockMachine()
+                    host.machine.pointee.skipStarting(index)
+                }
+            case .report(let index, let announce, let deliver):
+                report(index, of: route, announce: announce, deliver: deliver, host: &host)
+                locked = host.lockMachine()
+            case .complete:
+                complete(route, host: &host)
+                return .completed
+            case .suspend:
+                return .suspended
+            }
+            next = host.machine.pointee.next(waitsFor: waitsFor)
+            policy = next == .suspend ? host.prepareToWait(suspendedRuns: suspendedRuns) : .none
+            host.unlockMachine(locked)
+        }
+    }
+
+    /// Announces step `index` and starts its store's operation.
+    ///
+    /// - Returns: How the operation started, or `nil` when the transaction was stopped meanwhile (a
+    ///   middleware's `willDispatch` cancelled it): the step is then skipped.
+    @inline(__always)
+    private static func start<Host: RunHost>(
+        _ index: Int,
+        of route: Route?,
+        host: inout Host,
+        context: ThreadContext
+    ) -> StepStart? {
+        guard let route else { preconditionFailure("DispatchStore: a transaction without a route started a step") }
+        let store = route.stores[index]
+        if host.hasMiddleware {
+            announce(store, host: &host)
+            let locked = host.lockMachine()
+            let stopped = host.machine.pointee.isStopped
+            host.unlockMachine(locked)
+            if stopped { return nil }
+        }
+        var dependencies: [Operation] = []
+        if route.hasDependencies {
+            let locked = host.lockMachine()
+            dependencies = host.dependencies(of: index, in: route)
+            host.unlockMachine(locked)
+        }
+        return host.withAction { action in
+            store.beginStep(action, dependencies: dependencies, context: context) { host.finishHook(for: index) }
+        }
+    }
+
+    /// Reports step `index`: announces it if it was skipped, delivers the store's changes, tells the
+    /// middleware.
+    private static func report<Host: RunHost>(
+        _ index: Int,
+        of route: Route?,
+        announce shouldAnnounce: Bool,
+        deliver: Bool,
+        host: inout Host
+    ) {
+        guard let store = route?.stores[index] else { return }
+        let hasMiddleware = host.hasMiddleware
+        if shouldAnnounce && hasMiddleware { announce(store, host: &host) }
+        if deliver { store.deliverPendingChanges() }
+        guard hasMiddleware else { return }
+        let transaction = host.cancellableTransaction()
+        for middleware in host.middleware {
+            middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
+        }
+    }
+
+    /// Calls every middleware's `willDispatch` for `store`.
+    private static func announce<Host: RunHost>(_ store: any StoreEntry, host: inout Host) {
+        let transaction = host.cancellableTransaction()
+        for middleware in host.middleware {
+            middleware.willDispatch(transaction: transaction, action: transaction.action, in: store)
+        }
+    }
+
+    /// Ends the transaction: the middleware's `didFinish`, then the completion.
+    private static func complete<Host: RunHost>(_ route: Route?, host: inout Host) {
+        host.didComplete()
+        guard host.completion != nil || host.hasMiddleware else { return }
+        let identifiers = route?.storeIdentifiers ?? []
+        let locked = host.lockMachine()
+        let machine = host.machine.pointee
+        let outcomes = identifiers.indices.map { index in
+            StoreOutcome(storeIdentifier: identifiers[index], status: status(of: index, machine: machine, host: host))
+        }
+        let givenUp = machine.givenUpSteps
+        host.unlockMachine(locked)
+        let details = host.details
+        var error = details?.routingError
+        if let reason = machine.giveUpReason {
+            let stores = givenUp.map { identifiers[$0] }
+            switch reason {
+            case .timeout: error = .timedOut(stores, after: details?.timeout ?? .zero)
+            case .shutdown: error = .abandonedByShutdown(stores)
+            }
+        }
+        let result = DispatchResult(transaction: host.resultTransaction, outcomes: outcomes, error: error)
+        if let owner = host.owner {
+            for middleware in host.middleware {
+                middleware.didFinish(result, in: owner)
+            }
+        }
+        host.completion?(result)
+    }
+
+    /// How step `index` ended; call with the machine locked.
+    private static func status<Host: RunHost>(
+        of index: Int,
+        machine: TransactionMachine,
+        host: Host
+    )
+        -> StoreOutcome.Status
+    {
+        switch machine.ending(of: index) {
+        case .finished: return .finished
+        case .cancelled, .unused: return .cancelled
+        case .failed:
+            guard let error = host.failure(of: index) else {
+                TransactionMachine.invalid("lost the error of a failed step", step: index)
+            }
+            return .failed(error)
+        }
+    }
+}
