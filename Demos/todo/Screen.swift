@@ -123,7 +123,7 @@ struct Screen {
         "  p          go back to the state before the last change",
         "  n          go forward to the next change",
         "  ?          show or hide this help",
-        "  Ctrl-Z     suspend (fg in the shell comes back)",
+        "  Ctrl-Z     suspend; fg in the shell brings it back",
         "  q          quit (Ctrl-C too)",
         "  At a prompt: ← → Home End move; Backspace, Delete, Ctrl-U (to the start) and",
         "  Ctrl-W (a word) erase. Pasted lines are text: several add several items.",
