@@ -13,6 +13,7 @@ public final class TodoApp: Sendable {
     /// The history of list changes, for `p` and `n`.
     public let recorder: RecorderMiddleware
     private let persistence: Subscription?
+    /// Writes the list after changes and keeps the last failure; `nil` without a file.
     private let saver: Saver?
 
     /// Creates the app.
@@ -118,15 +119,20 @@ public final class TodoApp: Sendable {
 
 /// Saves the list when it differs from what the file holds, and keeps the last failure.
 private final class Saver: @unchecked Sendable {
-    // @unchecked: `saved` and `failure` are only touched while holding `lock`; saves run under it
+    // @unchecked: `saved` and `lastFailure` are only touched while holding `lock`; saves run under it
     // too, so that two observers never write the file at once or out of order.
+    /// Guards `saved` and `lastFailure`, and is held while saving.
     private let lock = NSLock()
+    /// The file.
     private let storage: TodoStorage
+    /// Told about each failure, and about the first success after one.
     private let onStatusChange: @Sendable (TodoStorage.Failure?) -> Void
     /// The items the file holds.
     private var saved: [TodoItem]
+    /// Why the file does not hold the list, if it does not.
     private var lastFailure: TodoStorage.Failure?
 
+    /// Creates a saver for `storage`, which holds `saved` now.
     init(storage: TodoStorage, saved: [TodoItem], onStatusChange: @escaping @Sendable (TodoStorage.Failure?) -> Void) {
         self.storage = storage
         self.saved = saved

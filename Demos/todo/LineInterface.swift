@@ -6,9 +6,13 @@ import TodoCore
 final class LineInterface: @unchecked Sendable {
     // @unchecked: `lineNumber` and `saveFailed` are only touched while holding `lock`; the app's
     // save reports may come from another thread.
+    /// The app the commands run against.
     private let app: TodoApp
+    /// Guards `lineNumber` and `saveFailed`.
     private let lock = NSLock()
+    /// The number of the line being run, from 1, for messages.
     private var lineNumber = 0
+    /// Whether a save failed during the run, which makes the exit status 1.
     private var saveFailed = false
 
     /// Creates the interface.
@@ -62,6 +66,7 @@ final class LineInterface: @unchecked Sendable {
         }
     }
 
+    /// Tries once more to save a list whose save failed; the exit status.
     private func finish() -> Int32 {
         if let failure = app.saveNow() {
             standardError("todo: \(failure); the changes since the last save are lost")

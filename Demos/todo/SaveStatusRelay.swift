@@ -4,7 +4,9 @@ import TodoCore
 /// Passes the app's save-status reports to the interface, which is created after the app.
 final class SaveStatusRelay: @unchecked Sendable {
     // @unchecked: `storedHandler` is only touched while holding `lock`; it is called outside it.
+    /// Guards `storedHandler`.
     private let lock = NSLock()
+    /// The interface's handler, once it exists.
     private var storedHandler: (@Sendable (TodoStorage.Failure?) -> Void)?
 
     /// What to call with each report: the failure, or `nil` when the file holds the list again.

@@ -55,6 +55,7 @@ final class Terminal: @unchecked Sendable {
     // descriptor is read from one thread only.
     private let lock = NSLock()
     private var original = termios()
+    /// The raw-mode settings applied by `enterFullScreen()`, applied again by `reclaim()`.
     private var raw = termios()
     private var isRaw = false
 

@@ -77,8 +77,11 @@ final class TerminalInterface: @unchecked Sendable {
         }
     }
 
+    /// What to do after a key.
     private enum Next {
+        /// Read the next key.
         case `continue`
+        /// Leave the loop and quit.
         case quit
     }
 
@@ -119,6 +122,7 @@ final class TerminalInterface: @unchecked Sendable {
         return .continue
     }
 
+    /// Handles a key while the list is shown; every key either acts or says why it does not.
     private func handleBrowsingKey(_ key: Key) -> Next {
         let items = app.list.state.items
         let cursor = app.interface.state.cursor
@@ -169,11 +173,13 @@ final class TerminalInterface: @unchecked Sendable {
         return .continue
     }
 
+    /// Opens the prompt holding `editor`'s text, for adding or editing.
     private func openPrompt(_ editor: LineEditor, mode: Mode) {
         lock.withLock { prompt = editor }
         app.perform(.setMode(mode))
     }
 
+    /// Closes the prompt; the caller sets the mode and the message.
     private func closePrompt() {
         lock.withLock { prompt = nil }
     }
@@ -188,6 +194,7 @@ final class TerminalInterface: @unchecked Sendable {
         redraw()
     }
 
+    /// Handles a key while a prompt is open: editing keys edit, Enter confirms, Esc cancels.
     private func handlePromptKey(_ key: Key) {
         switch key {
         case .enter:
@@ -220,6 +227,7 @@ final class TerminalInterface: @unchecked Sendable {
         }
     }
 
+    /// Confirms the prompt: adds or renames, or says why not (an empty title, an unchanged one).
     private func submitPrompt() {
         let text = (lock.withLock { prompt?.text } ?? "").trimmingCharacters(in: .whitespaces)
         let mode = app.interface.state.mode
