@@ -13,6 +13,8 @@ public final class TodoApp: Sendable {
     /// The history of list changes, for `p` and `n`.
     public let recorder: RecorderMiddleware
     private let persistence: Subscription?
+    /// Writes the list after changes and keeps the last failure; `nil` without a file.
+    private let saver: Saver?
 
     /// Creates the app.
     ///
@@ -20,13 +22,14 @@ public final class TodoApp: Sendable {
     ///   - items: The items to start with (entry 0 of the history).
     ///   - storage: Where to save the list after each change; `nil` keeps it in memory.
     ///   - historyLimit: The most history entries to keep.
-    ///   - onSaveError: Called when saving fails.
+    ///   - onSaveStatusChange: Called with the failure when a save fails, and with `nil` when the
+    ///     file holds the list again after a failure. It may run on any thread.
     /// - Throws: `DispatchError` if the stores cannot be registered (not expected).
     public init(
         items: [TodoItem] = [],
         storage: TodoStorage? = nil,
         historyLimit: Int = 500,
-        onSaveError: @escaping @Sendable (TodoStorage.Failure) -> Void = { _ in }
+        onSaveStatusChange: @escaping @Sendable (TodoStorage.Failure?) -> Void = { _ in }
     ) throws {
         list = Store(identifier: "todos", reducer: TodoListReducer(), initialState: TodoList(items: items))
         interface = Store(identifier: "interface", reducer: InterfaceReducer(list: list), waitsFor: ["todos"])
@@ -34,23 +37,37 @@ public final class TodoApp: Sendable {
             (transaction.action as? TodoAction)?.changesList == true
         }
         if let storage {
-            let saved = SavedItems(items)
-            persistence = list.subscribe { state, _ in
-                guard saved.replace(with: state.items) else { return }
-                do {
-                    try storage.save(state.items)
-                } catch let failure as TodoStorage.Failure {
-                    onSaveError(failure)
-                } catch {
-                    onSaveError(TodoStorage.Failure(path: storage.url.path, reason: "\(error)"))
-                }
-            }
+            let saver = Saver(storage: storage, saved: items, onStatusChange: onSaveStatusChange)
+            self.saver = saver
+            persistence = list.subscribe { state, _ in saver.save(state.items) }
         } else {
+            saver = nil
             persistence = nil
         }
         try dispatcher.register(store: list)
         try dispatcher.register(store: interface)
         dispatcher.register(middleware: recorder)
+    }
+
+    /// Why the file does not hold the list now, or `nil` when it does (or there is no file).
+    ///
+    /// Set when a save fails; cleared when a later save, after the next change or from
+    /// ``saveNow()``, succeeds, or when the list is back to what the file holds.
+    public var saveFailure: TodoStorage.Failure? {
+        saver?.failure
+    }
+
+    /// Saves the list now if the file does not hold it: the retry on quit.
+    ///
+    /// The result is returned, not passed to the save-status callback.
+    ///
+    /// - Returns: `nil` when the file holds the list (or there is no file); otherwise why it
+    ///   still cannot be saved.
+    @discardableResult
+    public func saveNow() -> TodoStorage.Failure? {
+        guard let saver else { return nil }
+        saver.save(list.state.items, reporting: false)
+        return saver.failure
     }
 
     /// Performs `action` synchronously: list changes reach both stores, interface actions only the
@@ -100,22 +117,52 @@ public final class TodoApp: Sendable {
     }
 }
 
-/// The items last written to the file, to save only real changes.
-private final class SavedItems: @unchecked Sendable {
-    // @unchecked: `items` is only touched while holding `lock`.
+/// Saves the list when it differs from what the file holds, and keeps the last failure.
+private final class Saver: @unchecked Sendable {
+    // @unchecked: `saved` and `lastFailure` are only touched while holding `lock`; saves run under it
+    // too, so that two observers never write the file at once or out of order.
+    /// Guards `saved` and `lastFailure`, and is held while saving.
     private let lock = NSLock()
-    private var items: [TodoItem]
+    /// The file.
+    private let storage: TodoStorage
+    /// Told about each failure, and about the first success after one.
+    private let onStatusChange: @Sendable (TodoStorage.Failure?) -> Void
+    /// The items the file holds.
+    private var saved: [TodoItem]
+    /// Why the file does not hold the list, if it does not.
+    private var lastFailure: TodoStorage.Failure?
 
-    init(_ items: [TodoItem]) {
-        self.items = items
+    /// Creates a saver for `storage`, which holds `saved` now.
+    init(storage: TodoStorage, saved: [TodoItem], onStatusChange: @escaping @Sendable (TodoStorage.Failure?) -> Void) {
+        self.storage = storage
+        self.saved = saved
+        self.onStatusChange = onStatusChange
     }
 
-    /// Records `newItems`; `false` when they equal the last ones.
-    func replace(with newItems: [TodoItem]) -> Bool {
+    /// Why the file does not hold the list, if it does not.
+    var failure: TodoStorage.Failure? {
+        lock.withLock { lastFailure }
+    }
+
+    /// Writes `items` unless the file already holds them; reports a failure, and a recovery,
+    /// when `reporting`.
+    func save(_ items: [TodoItem], reporting: Bool = true) {
         lock.lock()
-        defer { lock.unlock() }
-        guard newItems != items else { return false }
-        items = newItems
-        return true
+        let before = lastFailure
+        if items != saved {
+            do {
+                try storage.save(items)
+                saved = items
+                lastFailure = nil
+            } catch {
+                lastFailure = error
+            }
+        } else {
+            // Back to what the file holds (an undo after a failed save): nothing is lost.
+            lastFailure = nil
+        }
+        let failure = lastFailure
+        lock.unlock()
+        if reporting && (failure != nil || before != nil) { onStatusChange(failure) }
     }
 }

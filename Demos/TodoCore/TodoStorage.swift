@@ -1,17 +1,49 @@
 public import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where the list is kept: a JSON file, written atomically after each change.
 public struct TodoStorage: Sendable {
-    /// Why the file could not be used.
-    public struct Failure: Error, CustomStringConvertible {
+    /// Why the file could not be read or written: the file, and the reason in words.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        /// What was being done when it failed.
+        public enum Operation: Equatable, Sendable {
+            /// Reading the list at start.
+            case load
+            /// Writing the list after a change.
+            case save
+        }
+
+        /// What was being done.
+        public let operation: Operation
         /// The file involved.
         public let path: String
-        /// What went wrong.
+        /// What went wrong, as a clause that can follow the path, for example
+        /// `/home/me/notes is a file, not a directory`.
         public let reason: String
 
-        /// A sentence naming the file and the reason.
+        /// Creates a failure.
+        ///
+        /// - Parameters:
+        ///   - operation: What was being done.
+        ///   - path: The file involved.
+        ///   - reason: What went wrong, in words.
+        public init(_ operation: Operation, path: String, reason: String) {
+            self.operation = operation
+            self.path = path
+            self.reason = reason
+        }
+
+        /// What failed, on which file, and why, for example
+        /// `cannot save /home/me/notes/todos.json: /home/me/notes is a file, not a directory`.
         public var description: String {
-            "\(path): \(reason)"
+            "\(operation == .load ? "cannot read" : "cannot save") \(path): \(reason)"
         }
     }
 
@@ -51,45 +83,157 @@ public struct TodoStorage: Sendable {
     ///
     /// - Returns: The items; none when the file does not exist yet.
     /// - Throws: ``Failure`` when the file exists but cannot be read or is not a valid todo file.
-    public func load() throws -> [TodoItem] {
-        guard FileManager.default.fileExists(atPath: url.path) else { return [] }
+    public func load() throws(Failure) -> [TodoItem] {
+        var isDirectory: ObjCBool = false
+        // A missing file, or one that cannot exist yet, is an empty list; saving says why.
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return [] }
+        guard !isDirectory.boolValue else {
+            throw Failure(.load, path: url.path, reason: "it is a directory, not a todo file")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw Failure(path: url.path, reason: "cannot be read (\(error.localizedDescription))")
+            let reason =
+                FileManager.default.isReadableFile(atPath: url.path) ? error.localizedDescription : "permission denied"
+            throw Failure(.load, path: url.path, reason: reason)
         }
+        let file: File
         do {
-            let file = try JSONDecoder().decode(File.self, from: data)
-            guard file.version == 1 else {
-                throw Failure(path: url.path, reason: "has version \(file.version); this program reads version 1")
-            }
-            return file.items
-        } catch let failure as Failure {
-            throw failure
+            file = try JSONDecoder().decode(File.self, from: data)
         } catch {
-            throw Failure(path: url.path, reason: "is not a valid todo file (\(describe(error)))")
+            throw Failure(.load, path: url.path, reason: "it is not a valid todo file (\(describe(error)))")
+        }
+        guard file.version == 1 else {
+            throw Failure(
+                .load,
+                path: url.path,
+                reason: "it has format version \(file.version); this program reads version 1"
+            )
+        }
+        return file.items
+    }
+
+    /// Writes the items to a temporary file next to the file, flushes it to the disk, then renames
+    /// it over the file.
+    ///
+    /// Missing directories are created. A symbolic link to the file is followed, so the link stays.
+    /// An existing file keeps its permissions.
+    ///
+    /// - Parameter items: The items to keep.
+    /// - Throws: ``Failure`` naming the reason when the directory cannot be created or the file
+    ///   cannot be written, for example because a component of the path is a file, not a
+    ///   directory, or the directory is not writable. The file is then left as it was.
+    public func save(_ items: [TodoItem]) throws(Failure) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        var data: Data
+        do {
+            data = try encoder.encode(File(version: 1, items: items))
+        } catch {
+            throw Failure(.save, path: url.path, reason: "the list cannot be encoded (\(error))")
+        }
+        data.append(0x0A)
+        let target = url.resolvingSymlinksInPath()
+        let directory = target.deletingLastPathComponent().path
+        try makeDirectory(directory)
+        var status = stat()
+        var mode: mode_t = 0o644
+        if stat(target.path, &status) == 0 {
+            guard (status.st_mode & S_IFMT) == S_IFREG else {
+                let kind = (status.st_mode & S_IFMT) == S_IFDIR ? "a directory" : "not a regular file"
+                throw Failure(.save, path: url.path, reason: "it is \(kind)")
+            }
+            guard access(target.path, W_OK) == 0 else {
+                throw Failure(.save, path: url.path, reason: "the file is read-only (\(Self.describe(errno: errno)))")
+            }
+            mode = status.st_mode & 0o7777
+        }
+        let temporary = directory + "/.\(target.lastPathComponent).\(getpid()).tmp"
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else {
+            throw Failure(
+                .save,
+                path: url.path,
+                reason: "cannot create a file in \(directory) (\(Self.describe(errno: errno)))"
+            )
+        }
+        var failure: String?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = "cannot write to \(directory) (\(Self.describe(errno: errno)))"
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(descriptor) != 0 {
+            failure = "cannot flush the file to the disk (\(Self.describe(errno: errno)))"
+        }
+        if close(descriptor) != 0, failure == nil {
+            failure = "cannot write to \(directory) (\(Self.describe(errno: errno)))"
+        }
+        if failure == nil, rename(temporary, target.path) != 0 {
+            failure = "cannot replace the file (\(Self.describe(errno: errno)))"
+        }
+        if let failure {
+            unlink(temporary)
+            throw Failure(.save, path: url.path, reason: failure)
+        }
+        // Make the rename itself durable.
+        let directoryDescriptor = open(directory, O_RDONLY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            _ = fsync(directoryDescriptor)
+            close(directoryDescriptor)
         }
     }
 
-    /// Writes the items to a temporary file next to the file, then renames it over the file.
-    ///
-    /// - Parameter items: The items to keep.
-    /// - Throws: ``Failure`` when the directory cannot be created or the file cannot be written.
-    public func save(_ items: [TodoItem]) throws {
-        do {
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(),
-                withIntermediateDirectories: true
-            )
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            var data = try encoder.encode(File(version: 1, items: items))
-            data.append(0x0A)
-            try data.write(to: url, options: .atomic)
-        } catch {
-            throw Failure(path: url.path, reason: "cannot be written (\(error.localizedDescription))")
+    /// Creates `directory` and its missing parents, with a reason a person understands when that
+    /// fails.
+    private func makeDirectory(_ directory: String) throws(Failure) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue {
+            return
         }
+        // Foundation reports a file in the way as "a file with the same name already exists";
+        // name the file instead.
+        if let blocker = Self.fileInTheWay(of: directory) {
+            throw Failure(.save, path: url.path, reason: "\(blocker) is a file, not a directory")
+        }
+        var path = ""
+        for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
+            path += "/" + component
+            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                throw Failure(
+                    .save,
+                    path: url.path,
+                    reason: "cannot create the directory \(path) (\(Self.describe(errno: errno)))"
+                )
+            }
+        }
+    }
+
+    /// The first component of `directory` that exists and is not a directory, if any.
+    private static func fileInTheWay(of directory: String) -> String? {
+        var path = ""
+        for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
+            path += "/" + component
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return nil }
+            if !isDirectory.boolValue { return path }
+        }
+        return nil
+    }
+
+    /// The system's words for `errno`, starting with a lowercase letter: `permission denied`.
+    private static func describe(errno number: Int32) -> String {
+        let text = String(cString: strerror(number))
+        return text.prefix(1).lowercased() + text.dropFirst()
     }
 
     private func describe(_ error: any Error) -> String {

@@ -1,15 +1,37 @@
 import Foundation
 import TodoCore
 
-/// Reads one command per line from standard input; used when it is not a terminal.
-struct LineInterface {
-    let app: TodoApp
+/// Reads one command per line from standard input; used when it or standard output is not a
+/// terminal.
+final class LineInterface: @unchecked Sendable {
+    // @unchecked: `lineNumber` and `saveFailed` are only touched while holding `lock`; the app's
+    // save reports may come from another thread.
+    /// The app the commands run against.
+    private let app: TodoApp
+    /// Guards `lineNumber` and `saveFailed`.
+    private let lock = NSLock()
+    /// The number of the line being run, from 1, for messages.
+    private var lineNumber = 0
+    /// Whether a save failed during the run, which makes the exit status 1.
+    private var saveFailed = false
 
-    /// Runs the commands until `quit` or the end of input.
-    func run() {
-        var lineNumber = 0
+    /// Creates the interface.
+    ///
+    /// - Parameter app: The app the commands run against.
+    init(app: TodoApp) {
+        self.app = app
+    }
+
+    /// Runs the commands until `quit` or the end of input, then tries once more to save the list
+    /// if a save failed.
+    ///
+    /// - Returns: The exit status: 0, or 1 when a change could not be saved.
+    func run() -> Int32 {
         while let line = readLine(strippingNewline: true) {
-            lineNumber += 1
+            let number = lock.withLock {
+                lineNumber += 1
+                return lineNumber
+            }
             do {
                 guard let command = try Command.parse(line) else { continue }
                 switch app.run(command) {
@@ -18,14 +40,39 @@ struct LineInterface {
                         print(line)
                     }
                 case .failure(let message):
-                    standardError("todo: line \(lineNumber): \(message)")
+                    standardError("todo: line \(number): \(message)")
                 case .quit:
-                    return
+                    return finish()
                 }
             } catch {
-                standardError("todo: line \(lineNumber): \(error)")
+                standardError("todo: line \(number): \(error)")
             }
         }
+        return finish()
+    }
+
+    /// Reports a failed save, or that the file holds the list again, on standard error.
+    ///
+    /// - Parameter failure: Why the save failed, or `nil` when it worked again.
+    func saveStatusChanged(_ failure: TodoStorage.Failure?) {
+        let number = lock.withLock {
+            if failure != nil { saveFailed = true }
+            return lineNumber
+        }
+        if let failure {
+            standardError("todo: line \(number): \(failure); the next change tries again")
+        } else {
+            standardError("todo: line \(number): the list is saved again")
+        }
+    }
+
+    /// Tries once more to save a list whose save failed; the exit status.
+    private func finish() -> Int32 {
+        if let failure = app.saveNow() {
+            standardError("todo: \(failure); the changes since the last save are lost")
+            return 1
+        }
+        return lock.withLock { saveFailed } ? 1 : 0
     }
 }
 

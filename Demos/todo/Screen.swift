@@ -3,6 +3,10 @@ import Foundation
 import TodoCore
 
 /// Draws the whole interface as one frame: a title, the items, the status line and the bottom line.
+///
+/// Everything is measured in terminal columns (``Swift/Character/displayWidth``), not characters:
+/// wide characters take two columns, combining marks none. Lines wider than the terminal are cut
+/// with `…`.
 struct Screen {
     /// Whether to use colours and other text styles (off when `NO_COLOR` is set).
     let styled: Bool
@@ -13,18 +17,31 @@ struct Screen {
         case dim
         case selected
         case message
+        case error
     }
 
-    /// The frame for the app's current state; `prompt` is the text typed after `Title: ` if any.
-    func frame(for app: TodoApp, prompt: String?, rows: Int, columns: Int) -> String {
+    /// The frame for the app's current state.
+    ///
+    /// - Parameters:
+    ///   - app: The app, read for the list, the interface state, the history and the save status.
+    ///   - prompt: The text being typed at the prompt, if a prompt is open; its scroll position is
+    ///     updated to keep the cursor in sight.
+    ///   - rows: The terminal's height.
+    ///   - columns: The terminal's width.
+    /// - Returns: The escape sequences and text that draw the frame, ending with the cursor placed
+    ///   in the prompt (or hidden when there is none).
+    func frame(for app: TodoApp, prompt: inout LineEditor?, rows: Int, columns: Int) -> String {
         let items = app.list.state.items
         let interface = app.interface.state
+        let saveFailure = app.saveFailure
         var lines: [(String, Style)] = []
         let done = items.filter(\.isDone).count
         lines.append((" Todo  \(items.count) item\(items.count == 1 ? "" : "s"), \(done) done", .bold))
         lines.append(("", .plain))
 
-        let listRows = max(1, rows - 4)
+        // Title, blank line, status line, bottom line; a save failure takes one more.
+        let messageAboveStatus = saveFailure != nil && !interface.message.isEmpty
+        let listRows = max(1, rows - 4 - (messageAboveStatus ? 1 : 0))
         if interface.mode == .help {
             lines += Screen.help.prefix(listRows).map { ($0, .plain) }
         } else if items.isEmpty {
@@ -38,43 +55,60 @@ struct Screen {
                 lines.append((text, selected ? .selected : item.isDone ? .dim : .plain))
             }
         }
-        while lines.count < rows - 2 {
+        let statusRows = messageAboveStatus ? 3 : 2
+        while lines.count < rows - statusRows {
             lines.append(("", .plain))
         }
-        let message = interface.message.isEmpty ? "" : "  \(interface.message)"
-        lines.append((" \(app.historyLabel)\(message)", .message))
+        if let saveFailure {
+            if messageAboveStatus { lines.append(("  \(interface.message)", .message)) }
+            // The retry happens on the next change and on quit; the help says so.
+            let failure = "Not saved, will retry: \(saveFailure.path): \(saveFailure.reason)"
+            lines.append((" \(app.historyLabel)  \(failure)", .error))
+        } else {
+            let message = interface.message.isEmpty ? "" : "  \(interface.message)"
+            lines.append((" \(app.historyLabel)\(message)", .message))
+        }
         var cursorColumn: Int?
-        if let prompt {
-            let label = interface.mode == .adding ? " Title: " : " New title: "
-            lines.append((label + prompt, .plain))
-            cursorColumn = min(columns, label.count + prompt.count + 1)
+        if var editor = prompt {
+            let label: String
+            if case .editing = interface.mode { label = " New title: " } else { label = " Title: " }
+            let view = editor.view(fitting: columns - label.displayWidth)
+            prompt = editor
+            lines.append((label + view.text, .plain))
+            cursorColumn = min(columns, label.displayWidth + view.cursorColumn + 1)
         } else {
             lines.append((" a add  e edit  space toggle  d delete  c clear  p/n history  ? help  q quit", .dim))
         }
 
         var frame = "\u{1B}[H"
-        for (index, (text, style)) in lines.prefix(rows).enumerated() {
+        let shown = lines.prefix(rows)
+        for (index, (text, style)) in shown.enumerated() {
             if index > 0 { frame += "\r\n" }
-            frame += apply(style, to: String(text.prefix(columns)), width: columns)
-            frame += "\u{1B}[K"
+            let cut = text.truncated(toDisplayWidth: columns)
+            let width = cut.displayWidth
+            frame += apply(style, to: cut, padding: columns - width)
+            // Erasing after a full line would erase its last character on terminals that keep
+            // the cursor on the last column.
+            if width < columns && !(styled && style == .selected) { frame += "\u{1B}[K" }
         }
         frame += "\u{1B}[J"
         if let cursorColumn {
-            frame += "\u{1B}[\(min(rows, lines.count));\(cursorColumn)H\u{1B}[?25h"
+            frame += "\u{1B}[\(shown.count);\(cursorColumn)H\u{1B}[?25h"
         } else {
             frame += "\u{1B}[?25l"
         }
         return frame
     }
 
-    private func apply(_ style: Style, to text: String, width: Int) -> String {
+    private func apply(_ style: Style, to text: String, padding: Int) -> String {
         guard styled else { return text }
         switch style {
         case .plain: return text
         case .bold: return "\u{1B}[1m\(text)\u{1B}[0m"
         case .dim: return "\u{1B}[2m\(text)\u{1B}[0m"
-        case .selected: return "\u{1B}[7m\(text.padding(toLength: width, withPad: " ", startingAt: 0))\u{1B}[0m"
+        case .selected: return "\u{1B}[7m\(text)\(String(repeating: " ", count: max(0, padding)))\u{1B}[0m"
         case .message: return "\u{1B}[36m\(text)\u{1B}[0m"
+        case .error: return "\u{1B}[1;31m\(text)\u{1B}[0m"
         }
     }
 
@@ -89,7 +123,10 @@ struct Screen {
         "  p          go back to the state before the last change",
         "  n          go forward to the next change",
         "  ?          show or hide this help",
+        "  Ctrl-Z     suspend; fg in the shell brings it back",
         "  q          quit (Ctrl-C too)",
+        "  At a prompt: ← → Home End move; Backspace, Delete, Ctrl-U (to the start) and",
+        "  Ctrl-W (a word) erase. Pasted lines are text: several add several items.",
         "",
         "  Press any key to go back to the list.",
     ]

@@ -1,7 +1,16 @@
 // `swift run todo`: a terminal todo list built on DispatchStore, with undo and redo (p and n).
 
+import DispatchStore
 import Foundation
 import TodoCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 let usage = """
     usage: todo [--file PATH]
@@ -19,9 +28,15 @@ let usage = """
       p          previous state (undo); the status line shows "history N/M"
       n          next state (redo)
       ?          help
+      Ctrl-Z     suspend; fg in the shell brings it back
       q          quit (Ctrl-C and SIGTERM restore the terminal too)
+    At a prompt, ← → Home End (Ctrl-A, Ctrl-E) move the cursor, Backspace and Delete erase,
+    Ctrl-U erases to the start and Ctrl-W the word before the cursor; long text scrolls sideways.
+    Pasted text is only ever text: at the "Title:" prompt, several pasted lines add several items.
+    Keys that do nothing say so in the status line.
 
-    When standard input is not a terminal it reads one command per line:
+    When standard input or output is not a terminal it reads one command per line
+    (with a notice on standard error when only standard output is redirected):
     \(Command.usage.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
     and unknown commands get an error line on standard error; it goes on.
 
@@ -29,12 +44,24 @@ let usage = """
       --file PATH   the JSON file holding the list (default: $XDG_DATA_HOME/dispatch-todo/todos.json,
                     or ~/.local/share/dispatch-todo/todos.json); written atomically after each change.
                     A missing file starts an empty list; an unreadable or corrupt one is reported and
-                    left untouched.
+                    left untouched. When a save fails, the status line (or standard error) says why,
+                    the list stays in memory, and the next change and quitting try again.
       -h, --help    show this help
 
     environment:
       NO_COLOR      when set, the interface uses no colours or text styles
+
+    exit status: 0 when all went well; 1 when the file could not be read, or a change could not be
+    saved; 64 for a bad argument.
     """
+
+/// Reports a bad command line in two lines, the second pointing at `--help`, and exits with 64
+/// (`EX_USAGE`).
+func usageError(_ problem: String) -> Never {
+    standardError("todo: \(problem)")
+    standardError("usage: todo [--file PATH]; todo --help lists the keys and commands")
+    exit(64)
+}
 
 var fileArgument: String?
 var arguments = CommandLine.arguments.dropFirst()
@@ -44,16 +71,16 @@ while let argument = arguments.popFirst() {
         print(usage)
         exit(0)
     case "--file":
-        guard let path = arguments.popFirst() else {
-            standardError("todo: --file needs a path\n\n\(usage)")
-            exit(64)
-        }
+        guard let path = arguments.popFirst(), !path.isEmpty else { usageError("--file needs a path") }
         fileArgument = path
     case _ where argument.hasPrefix("--file="):
-        fileArgument = String(argument.dropFirst("--file=".count))
+        let path = String(argument.dropFirst("--file=".count))
+        guard !path.isEmpty else { usageError("--file needs a path") }
+        fileArgument = path
+    case _ where argument.hasPrefix("-"):
+        usageError("unknown option '\(argument)'")
     default:
-        standardError("todo: unknown argument '\(argument)'\n\n\(usage)")
-        exit(64)
+        usageError("unexpected argument '\(argument)'; the list's file goes after --file")
     }
 }
 
@@ -62,29 +89,46 @@ let items: [TodoItem]
 do {
     items = try storage.load()
 } catch {
-    standardError("todo: cannot use the todo file \(error)")
+    standardError("todo: \(error)")
     standardError("todo: the file was left as it is; fix or move it, or pass another --file")
     exit(1)
 }
 
-let interactive = Terminal.isInteractive
-let app = try TodoApp(items: items, storage: storage) { failure in
-    if interactive {
-        app.perform(.showMessage("Could not save: \(failure)"))
-    } else {
-        standardError("todo: could not save \(failure)")
-    }
+let saveStatus = SaveStatusRelay()
+let app: TodoApp
+do {
+    app = try TodoApp(items: items, storage: storage) { saveStatus.report($0) }
+} catch {
+    standardError("todo: cannot set up the list: \(sentence(for: error))")
+    exit(70)
 }
 
-if interactive {
+if Terminal.isInteractive {
     let environment = ProcessInfo.processInfo.environment
     let styled = (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+    let interface = TerminalInterface(app: app, styled: styled)
+    saveStatus.handler = { _ in interface.redraw() }
+    let unsaved: TodoStorage.Failure?
     do {
-        try TerminalInterface(app: app, styled: styled).run()
+        unsaved = try interface.run()
     } catch {
         standardError("todo: \(error)")
         exit(1)
     }
+    if let unsaved {
+        standardError("todo: \(unsaved); the changes since the last save are lost")
+        exit(1)
+    }
 } else {
-    LineInterface(app: app).run()
+    if isatty(STDIN_FILENO) == 1 {
+        standardError("todo: standard output is not a terminal, so commands are read line by line (type help)")
+    }
+    let interface = LineInterface(app: app)
+    saveStatus.handler = { interface.saveStatusChanged($0) }
+    exit(interface.run())
+}
+
+/// A library error as a sentence for a person: the message without its code name.
+func sentence(for error: any Error) -> String {
+    (error as? DispatchError)?.message ?? "\(error)"
 }

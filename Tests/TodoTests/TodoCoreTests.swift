@@ -181,17 +181,85 @@ struct StorageTests {
         #expect(try storage.load().map(\.title) == ["x"])
     }
 
-    @Test("a failed save is reported, not lost")
+    @Test(
+        "a failed save is reported with the file and the reason; the next change retries; an undo to the saved list clears it"
+    )
     func saveFailure() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // A file where the directory should be makes every save fail.
-        try "not a directory".write(to: directory.file("blocker"), atomically: true, encoding: .utf8)
-        let failures = Shared<[String]>([])
-        let storage = TodoStorage(url: directory.file("blocker/todos.json"))
-        let app = try TodoApp(storage: storage) { failure in failures.withLock { $0.append(failure.path) } }
+        let blocker = directory.file("blocker")
+        try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
+        let reports = Shared<[TodoStorage.Failure?]>([])
+        let storage = TodoStorage(url: blocker.appendingPathComponent("todos.json"))
+        let app = try TodoApp(storage: storage) { failure in reports.append(failure) }
         app.perform(.add(title: "x"))
-        #expect(failures.current == [storage.url.path])
-        #expect(app.list.state.items.count == 1)
+        let expected = TodoStorage.Failure(
+            .save,
+            path: storage.url.path,
+            reason: "\(blocker.path) is a file, not a directory"
+        )
+        #expect(reports.current == [expected])
+        #expect(app.saveFailure == expected)
+        #expect(app.list.state.items.map(\.title) == ["x"])
+        #expect(app.saveNow() == expected)
+        #expect(reports.current.count == 1, "saveNow returns its result instead of reporting it")
+
+        try FileManager.default.removeItem(at: blocker)
+        try FileManager.default.createDirectory(at: blocker, withIntermediateDirectories: false)
+        app.perform(.add(title: "y"))
+        #expect(reports.current == [expected, nil])
+        #expect(app.saveFailure == nil)
+        #expect(try storage.load().map(\.title) == ["x", "y"])
+
+        // Broken again; going back to the list the file holds needs no save.
+        try FileManager.default.removeItem(at: blocker)
+        try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
+        app.perform(.add(title: "z"))
+        #expect(app.saveFailure == expected)
+        app.previous()
+        #expect(app.saveFailure == nil)
+        #expect(reports.current == [expected, nil, expected, nil])
+    }
+
+    @Test("the save retried on quit: saveNow writes what a failed save could not")
+    func saveNow() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let blocker = directory.file("blocker")
+        try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
+        let storage = TodoStorage(url: blocker.appendingPathComponent("todos.json"))
+        let app = try TodoApp(storage: storage)
+        app.perform(.add(title: "x"))
+        #expect(app.saveFailure != nil)
+        try FileManager.default.removeItem(at: blocker)
+        #expect(app.saveNow() == nil)
+        #expect(try storage.load().map(\.title) == ["x"])
+    }
+
+    @Test("saving follows a symbolic link, keeps the file's permissions, and refuses a directory in the way")
+    func saveDetails() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let real = directory.file("real.json")
+        let link = directory.file("link.json")
+        try TodoStorage(url: real).save([TodoItem(id: 1, title: "a")])
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: real.path)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        try TodoStorage(url: link).save([TodoItem(id: 1, title: "b")])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == real.path)
+        #expect(try TodoStorage(url: real).load().map(\.title) == ["b"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: real.path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+
+        let folder = directory.file("folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let failure = #expect(throws: TodoStorage.Failure.self) { try TodoStorage(url: folder).save([]) }
+        #expect(failure?.description == "cannot save \(folder.path): it is a directory")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == [
+                "folder", "link.json", "real.json",
+            ]
+        )
     }
 }

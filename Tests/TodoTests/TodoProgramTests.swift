@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TodoCore
 
 @Suite("The todo program, scripted through standard input")
 struct TodoProgramTests {
@@ -79,8 +80,7 @@ struct TodoProgramTests {
         try corrupt.write(to: file, atomically: true, encoding: .utf8)
         let output = try await runTodo(["--file", file.path], input: "add x\nlist\n")
         #expect(output.status != 0)
-        #expect(output.standardError.contains(file.path))
-        #expect(output.standardError.contains("not a valid todo file"))
+        #expect(output.standardError.hasPrefix("todo: cannot read \(file.path): it is not a valid todo file ("))
         #expect(output.standardOutput == "")
         #expect(try String(contentsOf: file, encoding: .utf8) == corrupt)
     }
@@ -94,18 +94,83 @@ struct TodoProgramTests {
         #expect(try String(contentsOf: file, encoding: .utf8).contains("via xdg"))
     }
 
-    @Test("--help documents the keys, the commands, the file and NO_COLOR; bad arguments are refused")
+    @Test("--help documents the keys, the commands, the file, NO_COLOR and the exit status")
     func help() async throws {
         let help = try await runTodo(["--help"])
         #expect(help.status == 0)
         for needle in [
             "--file PATH", "p          previous", "n          next", "history N/M", "add TITLE", "edit N TITLE",
             "toggle N", "delete N", "prev", "list", "quit", "NO_COLOR", "XDG_DATA_HOME", "Esc cancels",
+            "Ctrl-Z", "Ctrl-U", "Ctrl-W", "Home End", "Pasted text", "exit status",
         ] {
             #expect(help.standardOutput.contains(needle), "help lacks \(needle)")
         }
-        let bad = try await runTodo(["--frobnicate"])
-        #expect(bad.status == 64)
-        #expect(bad.standardError.contains("unknown argument '--frobnicate'"))
+    }
+
+    @Test(
+        "a bad argument gets a two-line usage error pointing at --help, and exit status 64",
+        arguments: [
+            (["--frobnicate"], "todo: unknown option '--frobnicate'"),
+            (["--file"], "todo: --file needs a path"),
+            (["--file="], "todo: --file needs a path"),
+            (["--file", "a.json", "stray"], "todo: unexpected argument 'stray'; the list's file goes after --file"),
+        ]
+    )
+    func badArguments(arguments: [String], problem: String) async throws {
+        let output = try await runTodo(arguments)
+        #expect(output.status == 64)
+        #expect(output.standardOutput == "")
+        #expect(
+            output.standardError.split(separator: "\n").map(String.init) == [
+                problem, "usage: todo [--file PATH]; todo --help lists the keys and commands",
+            ]
+        )
+    }
+
+    @Test("a failed save names the file and the reason on standard error, keeps the list, and exits 1")
+    func saveFailure() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let blocker = directory.file("blocker")
+        try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
+        let file = blocker.appendingPathComponent("todos.json").path
+        let output = try await runTodo(["--file", file], input: "add milk\nadd bread\nlist\n")
+        #expect(output.status == 1)
+        #expect(output.standardOutput == "1. [ ] milk\n2. [ ] bread\n")
+        let reason = "cannot save \(file): \(blocker.path) is a file, not a directory"
+        #expect(
+            output.standardError.split(separator: "\n").map(String.init) == [
+                "todo: line 1: \(reason); the next change tries again",
+                "todo: line 2: \(reason); the next change tries again",
+                "todo: \(reason); the changes since the last save are lost",
+            ]
+        )
+        #expect(!output.standardError.contains("already exists"))
+    }
+
+    @Test("after a failed save the next change tries again, and a success is reported; the exit status stays 1")
+    func saveRetried() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let blocker = directory.file("blocker")
+        try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
+        let file = blocker.appendingPathComponent("todos.json").path
+        let program = try RunningProgram("todo", ["--file", file])
+        program.write(Data("add milk\n".utf8))
+        let first = await offThePool { program.nextErrorLine() }
+        #expect(
+            first
+                == "todo: line 1: cannot save \(file): \(blocker.path) is a file, not a directory; the next change tries again"
+        )
+        try FileManager.default.removeItem(at: blocker)
+        try FileManager.default.createDirectory(at: blocker, withIntermediateDirectories: false)
+        program.write(Data("add bread\n".utf8))
+        let second = await offThePool { program.nextErrorLine() }
+        #expect(second == "todo: line 2: the list is saved again")
+        program.closeInput()
+        let output = await offThePool { program.wait() }
+        #expect(output.status == 1)
+        #expect(!output.standardError.contains("Sanitizer"), "todo reported:\n\(output.standardError)")
+        #expect(try TodoStorage(url: URL(fileURLWithPath: file)).load().map(\.title) == ["milk", "bread"])
     }
 }
