@@ -68,14 +68,28 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
 
     /// Creates a recorder.
     ///
+    /// ```swift
+    /// let recorder = RecorderMiddleware(limit: 500)
+    /// ```
+    ///
+    /// A large limit costs nothing up front: the history grows as entries come, up to the limit.
+    ///
     /// - Parameters:
-    ///   - limit: The most entries to keep, counting the first; values below 1 count as 1.
+    ///   - limit: The most entries to keep, counting the first; any value from 1 to `Int.max`.
     ///   - isRecorded: Which finished transactions make an entry; all of them by default. Use it to
     ///     leave out actions that only move a selection, for example.
+    /// - Precondition: `limit` is at least 1. A smaller limit stops the program with a message that
+    ///   names it: the first entry always exists, so a history of no entries cannot be kept, and
+    ///   silently keeping one entry would hide the mistake.
     public init(limit: Int = 500, recording isRecorded: @escaping @Sendable (Transaction) -> Bool = { _ in true }) {
-        self.limit = max(1, limit)
+        precondition(
+            limit >= 1,
+            "RecorderMiddleware(limit: \(limit)): the limit must be at least 1, since it counts entry 0 "
+                + "(the states when the recorder is registered); pass a positive limit such as 500"
+        )
+        self.limit = limit
         self.isRecorded = isRecorded
-        self.history = Ring(capacity: max(1, limit))
+        self.history = Ring(capacity: limit)
     }
 
     // MARK: Reading the history
@@ -119,7 +133,7 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///   `updateState` or `reduce`.
     @discardableResult
     public func previous() -> Bool {
-        (try? move(by: -1)) != nil
+        (try? move { current in current - 1 }) != nil
     }
 
     /// Sets every store to the entry after ``position``.
@@ -129,29 +143,33 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///   `updateState` or `reduce`.
     @discardableResult
     public func next() -> Bool {
-        (try? move(by: 1)) != nil
+        (try? move { current in current + 1 }) != nil
     }
 
     /// Sets every store to the entry at `position` (an index in ``entries``).
     ///
-    /// - Parameter position: The index of the entry, from 0 to `count - 1`.
-    /// - Throws: ``DispatchError`` with code ``DispatchError/Code/historyPositionOutOfRange``,
-    ///   ``DispatchError/Code/recorderDetached`` or ``DispatchError/Code/reentrantRestore``.
+    /// - Parameter position: The index of the entry, from 0 to `count - 1`. Any other value,
+    ///   `Int.min` and `Int.max` included, is rejected with an error.
+    /// - Throws: ``DispatchError`` with code ``DispatchError/Code/historyPositionOutOfRange`` (naming
+    ///   the position and the valid range), ``DispatchError/Code/recorderDetached`` or
+    ///   ``DispatchError/Code/reentrantRestore``.
     public func jump(to position: Int) throws {
-        let delta = lock.withLock { position - current }
-        try move(by: delta, target: position)
+        try move { _ in position }
     }
 
-    private func move(by delta: Int, target: Int? = nil) throws {
+    /// Moves to the position `destination` computes from the current one, under the lock.
+    ///
+    /// `destination` gets a position inside the history, so `current ± 1` cannot overflow.
+    private func move(to destination: (Int) -> Int) throws {
         // Observers are called after the lock is released: they may read or move the recorder.
         let restored: [any StoreEntry] = try lock.withLock {
-            let destination = target ?? current + delta
             guard let dispatcher else {
                 throw DispatchError(
                     .recorderDetached,
                     "the recorder is not registered with a dispatcher; register it with register(middleware:)"
                 )
             }
+            let destination = destination(current)
             guard destination >= 0 && destination < history.count else {
                 throw DispatchError(
                     .historyPositionOutOfRange,
