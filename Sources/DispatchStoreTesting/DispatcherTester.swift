@@ -340,6 +340,58 @@ public final class DispatcherTester: Sendable {
         return received.result
     }
 
+    /// Checks every store's state now against the last step's, for changes made without a
+    /// transaction of the tester's: a recorder move, an `updateState` outside any operation, or
+    /// dispatches the test made itself.
+    ///
+    /// ```swift
+    /// recorder.previous()
+    /// tester.assert {
+    ///     $0.expect(counter) { $0.count = 0 }
+    /// }
+    /// ```
+    ///
+    /// The expectations mutate copies of the states the last step ended with; the tester compares
+    /// them with the states now, as a step does (with ``Exhaustivity/on``, a store that changed with
+    /// no expectation is an issue). Transactions dispatched elsewhere that finished since the last
+    /// step are accounted for by this check: they need no ``receive(_:isolation:sourceLocation:_:)``.
+    /// It does not wait: make sure what you check has finished (a `.sync` dispatch, a recorder move,
+    /// `await dispatcher.waitForIdle()`).
+    ///
+    /// - Parameters:
+    ///   - sourceLocation: Where to report the issues; the caller's location by default.
+    ///   - expectations: The expected states. Outcome expectations (``Expectations/expectUnhandled(sourceLocation:)``,
+    ///     ``Expectations/expectFailure(of:sourceLocation:)``, ``Expectations/expectCancelled(_:sourceLocation:)``)
+    ///     need a transaction and are reported as misuse here.
+    /// - Note: Issues are recorded in the calling task. Do not call it while a step runs.
+    public func assert(
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ expectations: (inout Expectations) throws -> Void
+    ) {
+        let call = "assert(_:)"
+        guard beginStep(call, at: sourceLocation) else { return }
+        defer { endStep() }
+        let (baseline, exhaustivity) = state.withLock { state in
+            defer { state.unclaimed = [] }
+            return (state.baseline, state.exhaustivity)
+        }
+        let before = baseline ?? StoreStates(reading: dispatcher.stores)
+        var expected = Expectations(dispatcher: dispatcher, call: call, before: before)
+        do {
+            try expectations(&expected)
+        } catch {
+            Issue.record(error, Comment(rawValue: "\(call): the expectations threw"), sourceLocation: sourceLocation)
+        }
+        let after = StoreStates(reading: dispatcher.stores)
+        StepCheck(call: call, location: sourceLocation, exhaustivity: exhaustivity)
+            .check(nil, expected, before: before, after: after, absorbedBy: nil)
+        state.withLock { state in
+            state.baseline = after
+            state.baselineSequence = state.sequence
+            state.baselineStep = call
+        }
+    }
+
     /// Waits for everything in flight to end, then reports what is left: transactions still in
     /// flight, and, with ``Exhaustivity/on``, transactions dispatched elsewhere that were not
     /// received and stores changed since the last step.

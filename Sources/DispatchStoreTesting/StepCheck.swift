@@ -12,20 +12,39 @@ struct StepCheck {
     /// Checks the outcomes of `result` and every store's state.
     ///
     /// - Parameters:
-    ///   - result: How the step's transaction ended.
+    ///   - result: How the step's transaction ended; `nil` for a step without one (`assert(_:)`).
     ///   - expected: What the test expects.
     ///   - before: The states before the step.
     ///   - after: The states when the transaction finished.
     ///   - absorbedBy: The step whose states already include this transaction's changes, if any.
     func check(
-        _ result: DispatchResult,
+        _ result: DispatchResult?,
         _ expected: DispatcherTester.Expectations,
         before: StoreStates,
         after: StoreStates,
         absorbedBy: String?
     ) {
-        checkOutcomes(result, expected)
+        if let result {
+            checkOutcomes(result, expected)
+        } else {
+            rejectOutcomeExpectations(expected)
+        }
         checkStates(expected, before: before, after: after, absorbedBy: absorbedBy)
+    }
+
+    /// Reports outcome expectations made in a step that has no transaction.
+    private func rejectOutcomeExpectations(_ expected: DispatcherTester.Expectations) {
+        var misplaced: [(String, SourceLocation)] = []
+        if let location = expected.unhandled { misplaced.append(("expectUnhandled()", location)) }
+        for (store, location) in expected.failures.sorted(by: { $0.key < $1.key }) {
+            misplaced.append(("expectFailure(of:) for store '\(store)'", location))
+        }
+        for (store, location) in expected.cancellations.sorted(by: { $0.key < $1.key }) {
+            misplaced.append(("expectCancelled(_:) for store '\(store)'", location))
+        }
+        for (what, location) in misplaced {
+            record("\(what) needs a transaction; use it in send or receive, this step checks states only", at: location)
+        }
     }
 
     private func record(_ message: String, at location: SourceLocation? = nil) {

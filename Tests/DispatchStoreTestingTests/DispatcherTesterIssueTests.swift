@@ -351,6 +351,37 @@ struct DispatcherTesterIssueTests {
         await tester.finish()
     }
 
+    @Test("assert(_:) reports differences, unexpected changes, and outcome expectations, which need a transaction")
+    func assertIssues() async throws {
+        let fixture = try TodoFixture()
+        let (todos, stats) = (fixture.todos, fixture.stats)
+        let tester = DispatcherTester(fixture.dispatcher)
+        todos.updateState { $0.items = [Todo(title: "x")] }
+        stats.updateState { $0.total = 5 }
+        let line = #line
+        let issues = await recordedIssues {
+            tester.assert {
+                $0.expect(todos) { $0.items = [Todo(title: "y")] }
+                $0.expectFailure(of: stats)
+                $0.expectUnhandled()
+            }
+        }
+        #expect(
+            issues.map(\.text) == [
+                "assert(_:): expectUnhandled() needs a transaction; use it in send or receive, this step checks "
+                    + "states only",
+                "assert(_:): expectFailure(of:) for store 'stats' needs a transaction; use it in send or receive, this "
+                    + "step checks states only",
+                "assert(_:): the state of store 'todos' differs from the expectation:\n"
+                    + "  items[0].title: expected \"y\", actual \"x\"",
+                "assert(_:): store 'stats' changed, but no expectation names it; expect the change with "
+                    + "$0.expect(store) { ... }:\n  total: before 0, after 5",
+            ]
+        )
+        #expect(issues.map(\.line) == [line + 5, line + 4, line + 3, line + 2])
+        await tester.finish()
+    }
+
     // MARK: Misuse
 
     @Test("an expectation for a store the dispatcher does not know is an issue naming it; it is ignored")

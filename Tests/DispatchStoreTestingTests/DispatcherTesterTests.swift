@@ -244,6 +244,35 @@ struct DispatcherTesterTests {
         await tester.finish()
     }
 
+    @Test("assert(_:) checks changes made without the tester: a recorder move, a dispatch of the test's own")
+    func assertChanges() async throws {
+        let fixture = try TodoFixture()
+        let (todos, stats) = (fixture.todos, fixture.stats)
+        let recorder = RecorderMiddleware(limit: 10)
+        fixture.dispatcher.register(middleware: recorder)
+        let tester = DispatcherTester(fixture.dispatcher)
+        await tester.send(TodoAction.add("milk")) {
+            $0.expect(todos) { $0.items = [Todo(title: "milk")] }
+            $0.expect(stats) { $0.total = 1 }
+        }
+        #expect(recorder.previous())
+        tester.assert {
+            $0.expect(todos) { $0.items = [] }
+            $0.expect(stats) { $0.total = 0 }
+        }
+        // A transaction of the test's own, checked by its states: nothing left to receive.
+        fixture.dispatcher.dispatch(TodoAction.add("tea"), mode: .sync)
+        tester.assert {
+            $0.expect(todos) { $0.items = [Todo(title: "tea")] }
+            $0.expect(stats) { $0.total = 1 }
+        }
+        await tester.send(TodoAction.toggle(0)) {
+            $0.expect(todos) { $0.items[0].done = true }
+            $0.expect(stats) { $0.done = 1 }
+        }
+        await tester.finish()
+    }
+
     @Test("finish() waits for what is in flight instead of reporting it at once")
     func finishWaits() async throws {
         let dispatcher = Dispatcher()
