@@ -31,7 +31,7 @@ let package = Package(
         // The guides' code samples (Docs/Samples), compiled and run by `swift test`.
         .testTarget(
             name: "DocSamples",
-            dependencies: ["DispatchStore", "ReSwiftLookalike", "OriginalDispatchLookalike"],
+            dependencies: ["DispatchStore", "DispatchStoreTesting", "ReSwiftLookalike", "OriginalDispatchLookalike"],
             path: "Docs/Samples"
         ),
         // Stand-ins with the API of ReSwift and of the original Dispatch, so that the migration
