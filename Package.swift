@@ -5,7 +5,9 @@ let package = Package(
     name: "DispatchStore",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "DispatchStore", targets: ["DispatchStore"])
+        .library(name: "DispatchStore", targets: ["DispatchStore"]),
+        // Test support: `DispatcherTester`, for Swift Testing suites.
+        .library(name: "DispatchStoreTesting", targets: ["DispatchStoreTesting"]),
     ],
     dependencies: [],
     targets: [
@@ -13,6 +15,12 @@ let package = Package(
         .testTarget(
             name: "DispatchStoreTests",
             dependencies: ["DispatchStore", "MainQueueProbe", "TestSupport"]
+        ),
+        // Imports the toolchain's `Testing` module, which needs no package dependency.
+        .target(name: "DispatchStoreTesting", dependencies: ["DispatchStore"]),
+        .testTarget(
+            name: "DispatchStoreTestingTests",
+            dependencies: ["DispatchStoreTesting", "DispatchStore", "TestSupport"]
         ),
         // What the test targets share: synchronisation helpers and running the built programs.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -23,7 +31,7 @@ let package = Package(
         // The guides' code samples (Docs/Samples), compiled and run by `swift test`.
         .testTarget(
             name: "DocSamples",
-            dependencies: ["DispatchStore", "ReSwiftLookalike", "OriginalDispatchLookalike"],
+            dependencies: ["DispatchStore", "DispatchStoreTesting", "ReSwiftLookalike", "OriginalDispatchLookalike"],
             path: "Docs/Samples"
         ),
         // Stand-ins with the API of ReSwift and of the original Dispatch, so that the migration

@@ -47,6 +47,86 @@ enum RecorderSamples {
         return recorder
     }
 
+    // sample: document
+    struct Document: StateType {
+        var text = ""
+    }
+
+    enum DocumentAction: ActionType {
+        case type(String)
+        case clear
+    }
+    // end-sample
+
+    final class DocumentReducer: Reducer<Document, DocumentAction> {
+        override func reduce(_ action: DocumentAction, into state: inout Document) {
+            switch action {
+            case .type(let letters): state.text += letters
+            case .clear: state.text = ""
+            }
+        }
+    }
+
+    /// Typing grouped by key; returns the texts seen after each step back.
+    static func typing() throws -> [String] {
+        let dispatcher = Dispatcher()
+        let document = Store<Document, DocumentAction>(identifier: "document", reducer: DocumentReducer())
+        try dispatcher.register(store: document)
+        var texts: [String] = []
+        // sample: group-key
+        // Letters typed one after another make one undo step.
+        let recorder = RecorderMiddleware(
+            limit: 500,
+            groupingBy: { transaction in
+                if case .type = transaction.action as? DocumentAction { return "typing" }
+                return nil
+            }
+        )
+        dispatcher.register(middleware: recorder)
+
+        for letter in ["h", "e", "y"] {
+            dispatcher.dispatch(DocumentAction.type(letter), mode: .sync)
+        }
+        dispatcher.dispatch(DocumentAction.clear, mode: .sync)
+        dispatcher.dispatch(DocumentAction.type("o"), mode: .sync)
+        print(recorder.entries.map(\.transactionCount))  // [0, 3, 1, 1]
+
+        recorder.previous()  // ""
+        recorder.previous()  // "hey"
+        recorder.previous()  // "": one step undid the three letters
+        // end-sample
+        texts.append(document.state.text)
+        recorder.next()
+        texts.append(document.state.text)
+        texts.append(recorder.entries.map { "\($0.transactionCount)" }.joined(separator: " "))
+        return texts
+    }
+
+    /// One key press that makes two transactions; returns the states after it and after undoing it.
+    static func keyPress() async throws -> [String] {
+        let dispatcher = Dispatcher()
+        let document = Store<Document, DocumentAction>(identifier: "document", reducer: DocumentReducer())
+        let store = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
+        try dispatcher.register(store: document)
+        try dispatcher.register(store: store)
+        let recorder = RecorderMiddleware(limit: 500)
+        dispatcher.register(middleware: recorder)
+        // sample: group-explicit
+        // One key press, two transactions finishing on other threads, one undo step.
+        recorder.group { keyPress in
+            keyPress.include(dispatcher.dispatch(DocumentAction.type("x")))
+            keyPress.include(dispatcher.dispatch(CounterAction.increase, mode: .serial))
+        }
+        await dispatcher.waitForIdle()
+        print(recorder.count)  // 2: the start, and the key press
+
+        recorder.previous()  // neither the letter nor the count are left
+        // end-sample
+        let undone = "\(document.state.text)|\(store.state.count)"
+        recorder.next()
+        return ["\(recorder.count)", undone, "\(document.state.text)|\(store.state.count)"]
+    }
+
     static func filteredRun() throws -> Int {
         let dispatcher = Dispatcher()
         let store = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
@@ -70,5 +150,15 @@ struct RecorderSamplesTests {
     @Test("the filter records only the larger steps")
     func filter() throws {
         #expect(try RecorderSamples.filteredRun() == 2)
+    }
+
+    @Test("letters typed in a row are one undo step")
+    func typing() throws {
+        #expect(try RecorderSamples.typing() == ["", "hey", "0 3 1 1"])
+    }
+
+    @Test("a key press of two transactions is one undo step")
+    func keyPress() async throws {
+        #expect(try await RecorderSamples.keyPress() == ["2", "|0", "x|1"])
     }
 }

@@ -100,7 +100,83 @@ struct RecorderTests {
         while fixture.recorder.previous() { steps += 1 }
         #expect(steps == 4)
         #expect(fixture.counter.state.count == 16)
-        #expect(RecorderMiddleware(limit: 0).limit == 1)
+    }
+
+    @Test(
+        "every out-of-range position is rejected with historyPositionOutOfRange, without overflowing",
+        arguments: [Int.min, Int.min + 1, -1, 3, 4, Int.max - 1, Int.max]
+    )
+    func outOfRangePositions(position: Int) throws {
+        let fixture = try Fixture()
+        fixture.dispatcher.dispatch(CounterAction.add(1), mode: .sync)
+        fixture.dispatcher.dispatch(CounterAction.add(2), mode: .sync)
+        fixture.recorder.previous()
+        let error = #expect(throws: DispatchError.self) { try fixture.recorder.jump(to: position) }
+        #expect(error?.code == .historyPositionOutOfRange)
+        #expect(error?.message == "history position \(position) is out of range 0...2")
+        // Nothing moved.
+        #expect(fixture.recorder.position == 1)
+        #expect(fixture.counter.state.count == 1)
+    }
+
+    @Test(
+        "any positive limit is accepted and the history grows as entries come, with none allocated up front",
+        arguments: [1, 2, 1 << 40, Int.max - 1, Int.max]
+    )
+    func anyPositiveLimit(limit: Int) throws {
+        let fixture = try Fixture(limit: limit)
+        #expect(fixture.recorder.limit == limit)
+        for _ in 0..<5 {
+            fixture.dispatcher.dispatch(CounterAction.increase, mode: .sync)
+        }
+        let kept = min(limit, 6)
+        #expect(fixture.recorder.count == kept)
+        #expect(fixture.recorder.entries.map(\.id) == Array((6 - kept)..<6))
+        #expect(fixture.recorder.position == kept - 1)
+        // Back to the oldest entry kept, then forward again.
+        try fixture.recorder.jump(to: 0)
+        #expect(fixture.counter.state.count == 6 - kept)
+        while fixture.recorder.next() {}
+        #expect(fixture.counter.state.count == 5)
+    }
+
+    @Test("a full history with a large limit keeps dropping the oldest entry after going back")
+    func fullHistoryAfterGoingBack() throws {
+        let fixture = try Fixture(limit: 3)
+        for _ in 0..<5 {
+            fixture.dispatcher.dispatch(CounterAction.increase, mode: .sync)
+        }
+        #expect(fixture.recorder.entries.map(\.id) == [3, 4, 5])
+        fixture.recorder.previous()
+        fixture.recorder.previous()
+        fixture.dispatcher.dispatch(CounterAction.add(10), mode: .sync)
+        #expect(fixture.recorder.entries.map(\.id) == [3, 6])
+        fixture.dispatcher.dispatch(CounterAction.add(10), mode: .sync)
+        fixture.dispatcher.dispatch(CounterAction.add(10), mode: .sync)
+        #expect(fixture.recorder.entries.map(\.id) == [6, 7, 8])
+        #expect(fixture.recorder.entries.compactMap { ($0.state(of: "counter") as? Counter)?.count } == [13, 23, 33])
+        #expect(fixture.recorder.previous())
+        #expect(fixture.recorder.previous())
+        #expect(!fixture.recorder.previous())
+        #expect(fixture.counter.state.count == 13)
+    }
+
+    @Test("a limit below 1 stops the program with a message naming the limit")
+    func limitBelowOne() async {
+        // Exit tests cannot capture the limit, so each one spells it out.
+        let zero = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RecorderMiddleware(limit: 0)
+        }
+        let negative = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RecorderMiddleware(limit: -1)
+        }
+        let minimum = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RecorderMiddleware(limit: .min)
+        }
+        for (result, limit) in [(zero, 0), (negative, -1), (minimum, Int.min)] {
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("RecorderMiddleware(limit: \(limit)): the limit must be at least 1"))
+        }
     }
 
     @Test("restoring from inside observers and dispatching meanwhile does not crash (the original broke exclusivity)")
