@@ -33,7 +33,7 @@ enum LinuxServices {
 
     // sample: stderr-logger
     /// One line on standard error per transaction that did not succeed.
-    struct ErrorLogger: Middleware {
+    final class ErrorLogger: Middleware {
         func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {}
 
         func didDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {}

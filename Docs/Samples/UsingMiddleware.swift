@@ -26,11 +26,10 @@ enum UsingMiddleware {
     // sample: metrics
     /// Counts transactions per outcome.
     ///
-    /// Hooks run on many threads at once: the counts sit behind a lock.
-    final class Metrics: Middleware, @unchecked Sendable {
-        // @unchecked: `counts` is only touched while holding `lock`.
-        private let lock = NSLock()
-        private var counts: [String: Int] = [:]
+    /// Hooks run on many threads at once: the counts sit behind a lock (``Locked``), so the class is
+    /// `Sendable` as `Middleware` requires, checked by the compiler.
+    final class Metrics: Middleware {
+        private let counts = Locked([String: Int]())
 
         func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {}
 
@@ -40,28 +39,26 @@ enum UsingMiddleware {
             let outcome =
                 result.isUnhandled
                 ? "unhandled" : result.succeeded ? "succeeded" : result.wasCancelled ? "cancelled" : "failed"
-            lock.withLock { counts[outcome, default: 0] += 1 }
+            counts.withLock { $0[outcome, default: 0] += 1 }
         }
 
         var snapshot: [String: Int] {
-            lock.withLock { counts }
+            counts.value
         }
     }
     // end-sample
 
     // sample: maintenance
     /// Cancels every transaction while maintenance is on: no store's operation starts.
-    final class MaintenanceSwitch: Middleware, @unchecked Sendable {
-        // @unchecked: `isOn` is only touched while holding `lock`.
-        private let lock = NSLock()
-        private var isOn = false
+    final class MaintenanceSwitch: Middleware {
+        private let isOn = Locked(false)
 
         func set(_ on: Bool) {
-            lock.withLock { isOn = on }
+            isOn.withLock { $0 = on }
         }
 
         func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
-            if lock.withLock({ isOn }) { transaction.cancel() }
+            if isOn.value { transaction.cancel() }
         }
 
         func didDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {}

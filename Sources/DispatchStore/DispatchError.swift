@@ -162,6 +162,14 @@ extension DispatchError {
         )
     }
 
+    static func registeredAfterShutdown(_ identifier: String) -> DispatchError {
+        DispatchError(
+            .shutDown,
+            "store '\(identifier)' cannot be registered: the dispatcher was shut down and takes no new stores",
+            storeIdentifier: identifier
+        )
+    }
+
     static func timedOut(_ identifiers: [String], after timeout: Duration) -> DispatchError {
         DispatchError(
             .timedOut,

@@ -35,8 +35,11 @@ public final class Dispatcher: Sendable {
     /// - Throws: ``DispatchError`` with code ``DispatchError/Code/duplicateIdentifier`` when a store
     ///   is registered under the same identifier, ``DispatchError/Code/dependencyCycle`` (naming the
     ///   cycle) when its `waitsFor` closes a cycle with the stores registered so far, or
-    ///   ``DispatchError/Code/storeRegisteredElsewhere`` when it belongs to another dispatcher.
-    /// - Note: Middleware are told with `didRegister(store:in:)` before this returns.
+    ///   ``DispatchError/Code/storeRegisteredElsewhere`` when it belongs to another dispatcher, or
+    ///   ``DispatchError/Code/shutDown`` after ``shutdown(_:timeout:)``.
+    /// - Note: Middleware are told with `didRegister(store:in:)` before this returns. Registering
+    ///   costs amortized O(1) whatever the number of stores; the routes of the store's action type
+    ///   are rebuilt on the next dispatch of that type.
     public func register<State, Action>(store: Store<State, Action>) throws {
         let claim = store.claim(for: ObjectIdentifier(self))
         if claim == .heldElsewhere {

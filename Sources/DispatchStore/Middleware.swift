@@ -23,7 +23,7 @@
 ///   outside every store's lock. A middleware with mutable state must protect it (with a lock or
 ///   `Mutex`); the dispatcher guarantees only the call order described above for one transaction.
 ///   Only the first two hooks are required; the others have empty default implementations.
-public protocol Middleware {
+public protocol Middleware: AnyObject, Sendable {
     /// Called once per (transaction, store), right before the store's operation starts.
     ///
     /// - Parameters:

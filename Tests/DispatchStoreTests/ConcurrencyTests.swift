@@ -104,6 +104,24 @@ struct PerformTests {
         #expect(result.outcomes.isEmpty)
         #expect(store.state.count == 0)
     }
+
+    @Test("registering a store after shutdown throws shutDown naming it, and the store stays free")
+    func registerAfterShutdown() async throws {
+        let dispatcher = Dispatcher()
+        await dispatcher.shutdown()
+        let late = makeCounterStore("late")
+
+        let error = #expect(throws: DispatchError.self) { try dispatcher.register(store: late) }
+
+        #expect(error?.code == .shutDown)
+        #expect(error?.storeIdentifier == "late")
+        #expect(error?.message.contains("'late'") == true)
+        #expect(dispatcher.stores.isEmpty)
+        let other = Dispatcher()
+        try other.register(store: late)
+        other.dispatch(CounterAction.increase, mode: .sync)
+        #expect(late.state.count == 1)
+    }
 }
 
 @Suite("Async API: state streams")

@@ -158,6 +158,38 @@ struct DispatcherTests {
         #expect(stores.map(\.state.count) == [1, 0, 1])
     }
 
+    @Test("thousands of registrations and removals, interleaved with dispatches, keep every route exact")
+    func registryChurn() throws {
+        let dispatcher = Dispatcher()
+        var live: [String: Store<Counter, CounterAction>] = [:]
+        var expected: [String: Int] = [:]
+        var order: [String] = []
+        for round in 0..<40 {
+            for index in 0..<50 {
+                let identifier = "s\(round)-\(index)"
+                let store = makeCounterStore(identifier)
+                try dispatcher.register(store: store)
+                live[identifier] = store
+                expected[identifier] = 0
+                order.append(identifier)
+            }
+            // Remove every third live store, oldest first, so holes build up and get compacted.
+            for (position, identifier) in order.enumerated() where position % 3 == round % 3 {
+                #expect(dispatcher.unregister(identifier: identifier) === live[identifier])
+                live[identifier] = nil
+            }
+            order.removeAll { live[$0] == nil }
+            let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase))
+            #expect(result.handledStores == order)
+            for identifier in order { expected[identifier, default: 0] += 1 }
+        }
+        #expect(dispatcher.stores.map(\.identifier) == order)
+        for (identifier, store) in live {
+            #expect(store.state.count == expected[identifier])
+            #expect(dispatcher.store(with: identifier) === store)
+        }
+    }
+
     @Test("store(with:) returns the registered store, castable to its concrete type")
     func storeLookup() throws {
         let dispatcher = Dispatcher()

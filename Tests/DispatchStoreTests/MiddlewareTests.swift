@@ -197,4 +197,35 @@ struct MiddlewareTests {
         dispatcher.unregister(identifier: "a")
         #expect(probe.events.current == ["attach", "+a", "-a"])
     }
+
+    @Test("a middleware keeping its counts in Locked counts every hook exactly, across threads")
+    func lockedState() throws {
+        final class Counting: Middleware {
+            let counts = Locked([String: Int]())
+            func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
+                counts.withLock { $0["will \(store.identifier)", default: 0] += 1 }
+            }
+            func didDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
+                counts.withLock { $0["did \(store.identifier)", default: 0] += 1 }
+            }
+            func didFinish(_ result: DispatchResult, in dispatcher: Dispatcher) {
+                counts.withLock { $0["finish", default: 0] += 1 }
+            }
+        }
+        let dispatcher = Dispatcher()
+        let counting = Counting()
+        dispatcher.register(middleware: counting)
+        try dispatcher.register(store: makeCounterStore("a"))
+        try dispatcher.register(store: makeCounterStore("b"))
+
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for index in 0..<500 {
+                dispatcher.dispatch(CounterAction.increase, mode: index.isMultiple(of: 2) ? .sync : .async)
+            }
+        }
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(30)))
+
+        let expected = ["will a": 2000, "did a": 2000, "will b": 2000, "did b": 2000, "finish": 2000]
+        #expect(counting.counts.value == expected)
+    }
 }

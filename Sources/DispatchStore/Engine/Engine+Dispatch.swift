@@ -46,7 +46,7 @@ extension Engine {
         let middleware = engine.pointee.registry.middleware.isEmpty ? [] : engine.pointee.registry.middleware
         let route: Route?
         if let identifier {
-            route = engine.pointee.registry.routesByIdentifier[identifier]
+            route = engine.pointee.registry.route(to: identifier)
         } else {
             route = engine.pointee.registry.route(for: type)
         }

@@ -52,16 +52,12 @@ final class Engine: Sendable {
     /// Adds a store, already claimed for this engine's dispatcher.
     ///
     /// - Returns: The middleware to tell.
-    /// - Throws: ``DispatchError`` for a duplicate identifier or a `waitsFor` cycle.
+    /// - Throws: ``DispatchError`` for a duplicate identifier, a `waitsFor` cycle, or a dispatcher
+    ///   that was shut down.
     func register(_ store: any StoreEntry) throws -> [any Middleware] {
         try state.withLockedValue { state in
-            if state.registry.storesByIdentifier[store.identifier] != nil {
-                throw DispatchError.duplicateIdentifier(store.identifier)
-            }
-            if let cycle = state.registry.cycle(registering: store.identifier, waitsFor: store.waitsFor) {
-                throw DispatchError.dependencyCycle(cycle)
-            }
-            state.registry = state.registry.adding(store)
+            if state.isClosed { throw DispatchError.registeredAfterShutdown(store.identifier) }
+            try state.registry.add(store)
             return state.registry.middleware
         }
     }
@@ -71,15 +67,13 @@ final class Engine: Sendable {
     /// - Returns: The removed store and the middleware to tell, or `nil` when none is registered so.
     func unregister(identifier: String) -> (store: any StoreEntry, middleware: [any Middleware])? {
         state.withLockedValue { state in
-            guard let store = state.registry.storesByIdentifier[identifier] else { return nil }
-            state.registry = state.registry.removing(identifier: identifier)
-            return (store, state.registry.middleware)
+            state.registry.remove(identifier: identifier).map { ($0, state.registry.middleware) }
         }
     }
 
     /// The store registered under `identifier`, if any.
     func store(with identifier: String) -> (any StoreEntry)? {
-        state.withLockedValue { $0.registry.storesByIdentifier[identifier] }
+        state.withLockedValue { $0.registry.store(with: identifier) }
     }
 
     /// The registered stores, in registration order.
@@ -89,18 +83,14 @@ final class Engine: Sendable {
 
     /// Appends a middleware.
     func register(middleware: any Middleware) {
-        state.withLockedValue { $0.registry = $0.registry.adding(middleware) }
+        state.withLockedValue { $0.registry.add(middleware) }
     }
 
     /// Removes every registration of the middleware object `object`.
     ///
     /// - Returns: The middleware removed.
     func unregister(middleware object: AnyObject) -> [any Middleware] {
-        state.withLockedValue { state in
-            let removed = state.registry.middleware.filter { ($0 as AnyObject) === object }
-            if !removed.isEmpty { state.registry = state.registry.removing(middleware: object) }
-            return removed
-        }
+        state.withLockedValue { $0.registry.remove(middleware: object) }
     }
 
     /// The registered middleware, in registration order.

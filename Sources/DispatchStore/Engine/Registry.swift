@@ -1,112 +1,189 @@
-/// An immutable snapshot of a dispatcher's stores, middleware and routing tables.
+/// The stores and middleware registered with an engine, and the routes actions take; kept under the
+/// engine's lock.
 ///
-/// The dispatcher swaps in a new snapshot on every registration change and reads the current one
-/// under its lock on every dispatch, so routing never waits for a registration.
-final class Registry: @unchecked Sendable {
-    // @unchecked: immutable after init; the middleware are not Sendable, and the dispatcher carries
-    // the guarantee that they may be called from several threads (documented on `Middleware`).
-    let stores: [any StoreEntry]
-    let storesByIdentifier: [String: any StoreEntry]
-    let routesByActionType: [ObjectIdentifier: Route]
-    /// The same routes as a short array, searched linearly.
-    ///
-    /// Comparing a few pointers is cheaper than hashing. Empty when there are many action types
-    /// (the dictionary is used then).
-    private let routeList: [(ObjectIdentifier, Route)]
-    let routesByIdentifier: [String: Route]
-    let middleware: [any Middleware]
-
-    init(stores: [any StoreEntry] = [], middleware: [any Middleware] = []) {
-        self.stores = stores
-        self.middleware = middleware
-        var byIdentifier: [String: any StoreEntry] = [:]
-        var single: [String: Route] = [:]
-        var groups: [ObjectIdentifier: [Int]] = [:]
-        var groupOrder: [ObjectIdentifier] = []
-        for (index, store) in stores.enumerated() {
-            byIdentifier[store.identifier] = store
-            single[store.identifier] = Route(stores: [store], dependencies: [[]])
-            let key = ObjectIdentifier(store.actionType)
-            if groups[key] == nil { groupOrder.append(key) }
-            groups[key, default: []].append(index)
-        }
-        self.storesByIdentifier = byIdentifier
-        self.routesByIdentifier = single
-        var routes: [ObjectIdentifier: Route] = [:]
-        for key in groupOrder {
-            routes[key] = Registry.route(for: groups[key] ?? [], in: stores, byIdentifier: byIdentifier)
-        }
-        self.routesByActionType = routes
-        self.routeList = routes.count <= 8 ? groupOrder.compactMap { key in routes[key].map { (key, $0) } } : []
+/// Registering or unregistering a store costs amortized O(1) (plus its `waitsFor` edges): stores sit
+/// in registration order in slots with holes, compacted when holes outnumber stores, and each
+/// action type's route is rebuilt lazily, on the first dispatch after a change. Routes are
+/// immutable: a dispatch in flight keeps the one it took, and a replaced route is freed when the
+/// last transaction using it ends.
+struct Registry {
+    /// One registered store.
+    private struct Registration {
+        let store: any StoreEntry
+        /// The route of a dispatch that names the store with `to:`.
+        let route: Route
     }
 
-    /// The route of the action type `type`, if some store handles it.
-    @inline(__always)
-    func route(for type: ObjectIdentifier) -> Route? {
-        guard routeList.isEmpty else {
-            for (key, route) in routeList where key == type {
-                return route
-            }
+    /// The stores of one action type.
+    private struct TypeRoute {
+        /// Their slots.
+        var members: Set<Int> = []
+        /// Their route, built on demand; `nil` after a change.
+        var route: Route?
+    }
+
+    /// The stores in registration order; `nil` where one was unregistered.
+    private var slots: [Registration?] = []
+    private var slotByIdentifier: [String: Int] = [:]
+    private var holes = 0
+    private var routesByType: [ObjectIdentifier: TypeRoute] = [:]
+    /// How many registered stores declare `waitsFor`, and how often each identifier is waited for:
+    /// a registration involved in a dependency may reorder other types' routes.
+    private var waitingStores = 0
+    private var waitedFor: [String: Int] = [:]
+    /// The middleware, in registration order.
+    private(set) var middleware: [any Middleware] = []
+
+    // MARK: Stores
+
+    /// How many stores are registered.
+    var count: Int {
+        slots.count - holes
+    }
+
+    /// The registered stores, in registration order.
+    var stores: [any StoreEntry] {
+        slots.compactMap { $0?.store }
+    }
+
+    /// The store registered under `identifier`, if any.
+    func store(with identifier: String) -> (any StoreEntry)? {
+        slotByIdentifier[identifier].flatMap { slots[$0]?.store }
+    }
+
+    /// The route of a dispatch naming the store `identifier`, if one is registered so.
+    func route(to identifier: String) -> Route? {
+        slotByIdentifier[identifier].flatMap { slots[$0]?.route }
+    }
+
+    /// Registers `store`.
+    ///
+    /// - Throws: ``DispatchError`` when its identifier is taken or its `waitsFor` closes a cycle.
+    mutating func add(_ store: any StoreEntry) throws {
+        if slotByIdentifier[store.identifier] != nil {
+            throw DispatchError.duplicateIdentifier(store.identifier)
+        }
+        if !store.waitsFor.isEmpty, let cycle = cycle(registering: store.identifier, waitsFor: store.waitsFor) {
+            throw DispatchError.dependencyCycle(cycle)
+        }
+        let slot = slots.count
+        slots.append(Registration(store: store, route: Route(stores: [store], dependencies: [[]])))
+        slotByIdentifier[store.identifier] = slot
+        routesByType[ObjectIdentifier(store.actionType), default: TypeRoute()].members.insert(slot)
+        changed(store, by: 1)
+    }
+
+    /// Unregisters the store registered under `identifier`.
+    ///
+    /// - Returns: The store, or `nil` when none is registered so.
+    mutating func remove(identifier: String) -> (any StoreEntry)? {
+        guard let slot = slotByIdentifier.removeValue(forKey: identifier), let store = slots[slot]?.store else {
             return nil
         }
-        return routesByActionType[type]
+        slots[slot] = nil
+        holes += 1
+        let type = ObjectIdentifier(store.actionType)
+        routesByType[type]?.members.remove(slot)
+        if routesByType[type]?.members.isEmpty == true { routesByType[type] = nil }
+        changed(store, by: -1)
+        if holes > 16 && holes * 2 > slots.count { compact() }
+        return store
     }
 
-    func adding(_ store: any StoreEntry) -> Registry {
-        Registry(stores: stores + [store], middleware: middleware)
-    }
-
-    func removing(identifier: String) -> Registry {
-        Registry(stores: stores.filter { $0.identifier != identifier }, middleware: middleware)
-    }
-
-    func adding(_ middleware: any Middleware) -> Registry {
-        Registry(stores: stores, middleware: self.middleware + [middleware])
-    }
-
-    func removing(middleware object: AnyObject) -> Registry {
-        Registry(stores: stores, middleware: middleware.filter { ($0 as AnyObject) !== object })
-    }
-
-    /// The route over the stores at `members` (indices into `stores`, in registration order):
-    /// ordered so that each store follows those it waits for, directly or through other registered
-    /// stores; ties keep registration order.
-    private static func route(
-        for members: [Int],
-        in stores: [any StoreEntry],
-        byIdentifier: [String: any StoreEntry]
-    ) -> Route {
-        let memberIdentifiers = members.map { stores[$0].identifier }
-        let position = Dictionary(uniqueKeysWithValues: memberIdentifiers.enumerated().map { ($1, $0) })
-        // waits[i]: positions (in `members`) that member i waits for, transitively.
-        let waits: [Set<Int>] = members.map { index in
-            Set(reachable(from: stores[index].waitsFor, byIdentifier: byIdentifier).compactMap { position[$0] })
+    /// Forgets the routes a registration change may have changed.
+    private mutating func changed(_ store: any StoreEntry, by delta: Int) {
+        if !store.waitsFor.isEmpty { waitingStores += delta }
+        for identifier in store.waitsFor {
+            waitedFor[identifier, default: 0] += delta
+            if waitedFor[identifier] == 0 { waitedFor[identifier] = nil }
         }
-        var placed: [Int] = []
-        var isPlaced = [Bool](repeating: false, count: members.count)
-        while placed.count < members.count {
-            guard
-                let next = (0..<members.count).first(where: { candidate in
-                    !isPlaced[candidate] && waits[candidate].allSatisfy { isPlaced[$0] }
-                })
-            else {
-                preconditionFailure("DispatchStore: waitsFor cycle among \(memberIdentifiers) passed registration")
+        if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
+            // Another type's route may go through this store's dependencies.
+            for type in Array(routesByType.keys) {
+                routesByType[type]?.route = nil
             }
-            isPlaced[next] = true
-            placed.append(next)
+        } else {
+            routesByType[ObjectIdentifier(store.actionType)]?.route = nil
         }
-        let order = Dictionary(uniqueKeysWithValues: placed.enumerated().map { ($1, $0) })
-        let dependencies = placed.map { member in waits[member].compactMap { order[$0] }.sorted() }
-        return Route(stores: placed.map { stores[members[$0]] }, dependencies: dependencies)
+    }
+
+    /// Closes the holes left by unregistered stores, keeping registration order.
+    private mutating func compact() {
+        var moved: [Int: Int] = [:]
+        var kept: [Registration?] = []
+        kept.reserveCapacity(count)
+        for (slot, registration) in slots.enumerated() {
+            guard let registration else { continue }
+            moved[slot] = kept.count
+            slotByIdentifier[registration.store.identifier] = kept.count
+            kept.append(registration)
+        }
+        slots = kept
+        holes = 0
+        for (type, entry) in routesByType {
+            routesByType[type]?.members = Set(entry.members.compactMap { moved[$0] })
+        }
+    }
+
+    // MARK: Routes
+
+    /// The route of actions of type `type`, built if a change made it stale; `nil` when no store
+    /// handles the type.
+    mutating func route(for type: ObjectIdentifier) -> Route? {
+        guard let entry = routesByType[type] else { return nil }
+        if let route = entry.route { return route }
+        let route = makeRoute(members: entry.members.sorted())
+        routesByType[type]?.route = route
+        return route
+    }
+
+    /// The route over the stores at `members` (slots, in registration order): each store follows
+    /// those it waits for, directly or through other registered stores; ties keep registration order.
+    private func makeRoute(members: [Int]) -> Route {
+        let stores = members.compactMap { slots[$0]?.store }
+        guard waitingStores > 0 else {
+            return Route(stores: stores, dependencies: Array(repeating: [], count: stores.count))
+        }
+        let position = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.identifier, $0) })
+        // waits[i]: the positions member i waits for, transitively through registered stores.
+        let waits: [[Int]] = stores.map { store in
+            store.waitsFor.isEmpty ? [] : reachable(from: store.waitsFor).compactMap { position[$0] }.sorted()
+        }
+        // Kahn's algorithm, always taking the earliest registered store that is ready.
+        var remaining = waits.map(\.count)
+        var waiters: [[Int]] = Array(repeating: [], count: stores.count)
+        for (member, waited) in waits.enumerated() {
+            for dependency in waited { waiters[dependency].append(member) }
+        }
+        var ready = (0..<stores.count).filter { remaining[$0] == 0 }.reversed().map { $0 }
+        var order: [Int] = []
+        order.reserveCapacity(stores.count)
+        while let next = ready.popLast() {
+            order.append(next)
+            for waiter in waiters[next] {
+                remaining[waiter] -= 1
+                if remaining[waiter] == 0 {
+                    // Keep `ready` sorted, smallest last.
+                    let index = ready.firstIndex { $0 < waiter } ?? ready.count
+                    ready.insert(waiter, at: index)
+                }
+            }
+        }
+        precondition(order.count == stores.count, "DispatchStore: a waitsFor cycle passed registration")
+        let placed = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        return Route(
+            stores: order.map { stores[$0] },
+            dependencies: order.map { member in waits[member].compactMap { placed[$0] }.sorted() }
+        )
     }
 
     /// Every identifier reachable from `start` along the registered stores' `waitsFor`.
-    private static func reachable(from start: [String], byIdentifier: [String: any StoreEntry]) -> Set<String> {
+    private func reachable(from start: [String]) -> Set<String> {
         var seen: Set<String> = []
         var stack = start
         while let identifier = stack.popLast() {
             guard seen.insert(identifier).inserted else { continue }
-            stack.append(contentsOf: byIdentifier[identifier]?.waitsFor ?? [])
+            stack.append(contentsOf: store(with: identifier)?.waitsFor ?? [])
         }
         return seen
     }
@@ -124,7 +201,7 @@ final class Registry: @unchecked Sendable {
             }
             guard visited.insert(node).inserted else { return false }
             path.append(node)
-            for next in storesByIdentifier[node]?.waitsFor ?? [] where visit(next) {
+            for next in store(with: node)?.waitsFor ?? [] where visit(next) {
                 return true
             }
             path.removeLast()
@@ -135,5 +212,21 @@ final class Registry: @unchecked Sendable {
             return path
         }
         return nil
+    }
+
+    // MARK: Middleware
+
+    /// Appends a middleware.
+    mutating func add(_ middleware: any Middleware) {
+        self.middleware.append(middleware)
+    }
+
+    /// Removes every registration of the middleware object `object`.
+    ///
+    /// - Returns: The middleware removed.
+    mutating func remove(middleware object: AnyObject) -> [any Middleware] {
+        let removed = middleware.filter { ($0 as AnyObject) === object }
+        if !removed.isEmpty { middleware.removeAll { ($0 as AnyObject) === object } }
+        return removed
     }
 }
