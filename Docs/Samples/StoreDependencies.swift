@@ -66,7 +66,7 @@ enum StoreDependencies {
             try dispatcher.register(store: b)
         } catch let error as DispatchError where error.code == .dependencyCycle {
             print(error.cycle)  // ["b", "a", "b"]
-            print(error)  // dependencyCycle: store 'b' cannot be registered: waitsFor forms the cycle b -> a -> b
+            print(error)  // Store 'b' cannot be registered: its waitsFor closes the cycle b -> a -> b.
             caught = error  // hidden
         }
         // end-sample
@@ -88,7 +88,7 @@ struct StoreDependenciesSamples {
         let error = try #require(try StoreDependencies.cycle())
         #expect(error.cycle == ["b", "a", "b"])
         #expect(
-            error.description == "dependencyCycle: store 'b' cannot be registered: waitsFor forms the cycle b -> a -> b"
+            error.description == "Store 'b' cannot be registered: its waitsFor closes the cycle b -> a -> b."
         )
     }
 }

@@ -1,5 +1,8 @@
 /// A problem writing or reading an action log, naming the file and, for a line, its number.
-public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible {
+///
+/// The description is the message alone, a sentence for a person; code that reacts to the error
+/// reads ``code`` (and ``path`` and ``line``), and `String(reflecting: error)` shows the code too.
+public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -48,17 +51,25 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         self.message = message
     }
 
-    /// The code and the message, for example `malformedLine: line 7 of actions.jsonl: ...`.
+    /// The message: a sentence naming the file and, for a line, its number.
+    ///
+    /// For example `Line 7 of actions.jsonl is not a valid log entry: the key "type" is missing.` It
+    /// does not start with the code: match on ``code`` in code.
     public var description: String {
-        "\(code): \(message)"
+        message
+    }
+
+    /// The code and the message, for logs read by developers: `ActionLogError(malformedLine): Line 7 ...`.
+    public var debugDescription: String {
+        "ActionLogError(\(code)): \(message)"
     }
 
     static func unwritable(_ path: String, reason: String) -> ActionLogError {
-        ActionLogError(.unwritableFile, path: path, message: "cannot write the action log \(path): \(reason)")
+        ActionLogError(.unwritableFile, path: path, message: "Cannot write the action log \(path): \(clause(reason)).")
     }
 
     static func unreadable(_ path: String, reason: String) -> ActionLogError {
-        ActionLogError(.unreadableFile, path: path, message: "cannot read the action log \(path): \(reason)")
+        ActionLogError(.unreadableFile, path: path, message: "Cannot read the action log \(path): \(clause(reason)).")
     }
 
     static func malformed(line: Int, path: String, reason: String) -> ActionLogError {
@@ -66,7 +77,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
             .malformedLine,
             path: path,
             line: line,
-            message: "line \(line) of \(path) is not a valid log entry: \(reason)"
+            message: "Line \(line) of \(path) is not a valid log entry: \(clause(reason))."
         )
     }
 
@@ -75,8 +86,8 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
             .unknownActionType,
             path: path,
             line: line,
-            message: "line \(line) of \(path) holds an action of type \(type), which is not among the types given "
-                + "(\(known.joined(separator: ", "))); pass it in actionTypes"
+            message: "Line \(line) of \(path) holds an action of type \(type), which is not among the types given "
+                + "(\(known.joined(separator: ", "))); pass it in actionTypes."
         )
     }
 
@@ -84,8 +95,15 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         ActionLogError(
             .unencodableAction,
             path: path,
-            message: "transaction #\(transaction.id) was not written to \(path): its action \(transaction.action) "
-                + "failed to encode: \(reason)"
+            message: "Transaction #\(transaction.id) was not written to \(path): its action \(transaction.action) "
+                + "failed to encode: \(clause(reason))."
         )
+    }
+
+    /// `reason` without a final period, to be followed by one.
+    private static func clause(_ reason: String) -> Substring {
+        var reason = reason[...]
+        while reason.last == "." || reason.last == " " { reason = reason.dropLast() }
+        return reason
     }
 }

@@ -7,10 +7,13 @@
 /// do {
 ///     try dispatcher.register(store: store)
 /// } catch let error as DispatchError where error.code == .duplicateIdentifier {
-///     print(error)  // store identifier 'counter' is already registered ...
+///     print(error)  // A store with the identifier 'counter' is already registered; ...
 /// }
 /// ```
-public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible {
+///
+/// The description is the message alone, a sentence for a person; code that reacts to the error
+/// reads ``code``, and `String(reflecting: error)` shows both.
+public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -75,9 +78,17 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible 
         self.cycle = cycle
     }
 
-    /// The code and the message, for example `duplicateIdentifier: store identifier 'counter' is already registered`.
+    /// The message: a sentence naming the store, action, position or cycle involved.
+    ///
+    /// For example `A store with the identifier 'counter' is already registered; unregister it first
+    /// or pick another identifier.` It does not start with the code: match on ``code`` in code.
     public var description: String {
-        "\(code): \(message)"
+        message
+    }
+
+    /// The code and the message, for logs read by developers: `DispatchError(duplicateIdentifier): A store ...`.
+    public var debugDescription: String {
+        "DispatchError(\(code)): \(message)"
     }
 }
 
@@ -85,7 +96,8 @@ extension DispatchError {
     static func duplicateIdentifier(_ identifier: String) -> DispatchError {
         DispatchError(
             .duplicateIdentifier,
-            "store identifier '\(identifier)' is already registered; unregister it first or pick another identifier",
+            "A store with the identifier '\(identifier)' is already registered; unregister it first or pick another "
+                + "identifier.",
             storeIdentifier: identifier
         )
     }
@@ -93,7 +105,8 @@ extension DispatchError {
     static func dependencyCycle(_ cycle: [String]) -> DispatchError {
         DispatchError(
             .dependencyCycle,
-            "store '\(cycle[0])' cannot be registered: waitsFor forms the cycle \(cycle.joined(separator: " -> "))",
+            "Store '\(cycle[0])' cannot be registered: its waitsFor closes the cycle "
+                + "\(cycle.joined(separator: " -> ")).",
             storeIdentifier: cycle[0],
             cycle: cycle
         )
@@ -102,7 +115,7 @@ extension DispatchError {
     static func registeredElsewhere(_ identifier: String) -> DispatchError {
         DispatchError(
             .storeRegisteredElsewhere,
-            "store '\(identifier)' is already registered with another dispatcher; unregister it there first",
+            "Store '\(identifier)' is already registered with another dispatcher; unregister it there first.",
             storeIdentifier: identifier
         )
     }
@@ -110,7 +123,7 @@ extension DispatchError {
     static func unknownStore(_ identifier: String, action: String) -> DispatchError {
         DispatchError(
             .unknownStore,
-            "no store is registered under the identifier '\(identifier)' (action \(action))",
+            "No store is registered under the identifier '\(identifier)', so the action \(action) reached no store.",
             storeIdentifier: identifier
         )
     }
@@ -118,20 +131,23 @@ extension DispatchError {
     static func actionTypeMismatch(_ identifier: String, expected: String, action: String) -> DispatchError {
         DispatchError(
             .actionTypeMismatch,
-            "store '\(identifier)' handles \(expected), not the dispatched action \(action)",
+            "Store '\(identifier)' handles \(expected), not the dispatched action \(action).",
             storeIdentifier: identifier
         )
     }
 
     static func unhandled(action: String, type: String) -> DispatchError {
-        DispatchError(.unhandledAction, "no registered store handles \(type) (action \(action))")
+        DispatchError(
+            .unhandledAction,
+            "No registered store handles \(type), so the action \(action) reached no store."
+        )
     }
 
     static func reentrant(_ identifier: String) -> DispatchError {
         DispatchError(
             .reentrantDispatch,
-            "store '\(identifier)' was reached by a .sync dispatch made while this thread is updating its state "
-                + "(inside updateState or reduce); dispatch with .async or .serial from there instead",
+            "Store '\(identifier)' was reached by a .sync dispatch made while this thread is updating its state "
+                + "(inside updateState or reduce); dispatch with .async or .serial from there instead.",
             storeIdentifier: identifier
         )
     }
@@ -139,8 +155,8 @@ extension DispatchError {
     static func operationReused(_ identifier: String) -> DispatchError {
         DispatchError(
             .operationReused,
-            "the reducer of store '\(identifier)' returned an operation that was already started; "
-                + "return a new ActionOperation for every call",
+            "The reducer of store '\(identifier)' returned an operation that was already started; "
+                + "return a new ActionOperation for every call.",
             storeIdentifier: identifier
         )
     }
@@ -148,16 +164,15 @@ extension DispatchError {
     static func shutDown(action: String) -> DispatchError {
         DispatchError(
             .shutDown,
-            "the dispatcher was shut down and takes no new actions; action \(action) was not dispatched"
+            "The dispatcher was shut down and takes no new actions, so the action \(action) was not dispatched."
         )
     }
 
     static func abandonedByShutdown(_ identifiers: [String]) -> DispatchError {
         DispatchError(
             .timedOut,
-            "the shutdown's timeout passed while the operations of store(s) "
-                + "\(identifiers.map { "'\($0)'" }.joined(separator: ", ")) were still running; they were cancelled "
-                + "and the transaction ended without waiting for them",
+            "The shutdown's time limit passed while the operations of \(stores(identifiers)) were still running; "
+                + "they were cancelled and the transaction ended without waiting for them.",
             storeIdentifier: identifiers.first
         )
     }
@@ -165,7 +180,7 @@ extension DispatchError {
     static func registeredAfterShutdown(_ identifier: String) -> DispatchError {
         DispatchError(
             .shutDown,
-            "store '\(identifier)' cannot be registered: the dispatcher was shut down and takes no new stores",
+            "Store '\(identifier)' cannot be registered: the dispatcher was shut down and takes no new stores.",
             storeIdentifier: identifier
         )
     }
@@ -173,9 +188,14 @@ extension DispatchError {
     static func timedOut(_ identifiers: [String], after timeout: Duration) -> DispatchError {
         DispatchError(
             .timedOut,
-            "the operations of store(s) \(identifiers.map { "'\($0)'" }.joined(separator: ", ")) "
-                + "did not finish within \(timeout); they were cancelled",
+            "The operations of \(stores(identifiers)) did not finish within \(timeout); they were cancelled.",
             storeIdentifier: identifiers.first
         )
+    }
+
+    /// `store 'a'`, or `stores 'a', 'b'`.
+    private static func stores(_ identifiers: [String]) -> String {
+        let quoted = identifiers.map { "'\($0)'" }.joined(separator: ", ")
+        return identifiers.count == 1 ? "store \(quoted)" : "stores \(quoted)"
     }
 }

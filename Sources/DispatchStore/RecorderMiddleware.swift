@@ -226,20 +226,23 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
             guard let dispatcher else {
                 throw DispatchError(
                     .recorderDetached,
-                    "the recorder is not registered with a dispatcher; register it with register(middleware:)"
+                    "The recorder is not registered with a dispatcher, so it has no stores to restore; register it "
+                        + "with register(middleware:) first."
                 )
             }
             let destination = destination(current)
             guard destination >= 0 && destination < history.count else {
                 throw DispatchError(
                     .historyPositionOutOfRange,
-                    "history position \(destination) is out of range 0...\(history.count - 1)"
+                    "History position \(destination) is out of range: the recorder holds positions 0 through "
+                        + "\(history.count - 1)."
                 )
             }
             guard let restored = dispatcher.restore(history[destination].snapshots) else {
                 throw DispatchError(
                     .reentrantRestore,
-                    "the recorder cannot restore from inside a store's updateState or reduce(_:into:)"
+                    "The recorder cannot restore the stores from inside a store's updateState or "
+                        + "reduce(_:into:); move through the history after the update instead."
                 )
             }
             current = destination

@@ -54,8 +54,9 @@ struct StepCheck {
     private func checkOutcomes(_ result: DispatchResult, _ expected: DispatcherTester.Expectations) {
         if result.isUnhandled {
             if expected.unhandled == nil {
-                let reason = result.error.map { " (\($0))" } ?? ""
-                record("no store handled the action\(reason); expect that with $0.expectUnhandled()")
+                // The dispatcher's sentence says why: no store for the type, an unknown identifier, ...
+                let reason = result.error.map { " \($0)" } ?? ""
+                record("no store handled the action; expect that with $0.expectUnhandled().\(reason)")
             }
         } else if let location = expected.unhandled {
             let stores = result.outcomes.map { "'\($0.storeIdentifier)'" }.joined(separator: ", ")

@@ -164,7 +164,7 @@ struct ActionLogTests {
             try ActionLog.replay(contentsOf: path, into: fresh, actionTypes: [CounterAction.self])
         } throws: { error in
             guard let error = error as? ActionLogError else { return false }
-            return error.code == .malformedLine && error.line == 2 && error.message.contains("line 2 of \(path)")
+            return error.code == .malformedLine && error.line == 2 && error.message.contains("Line 2 of \(path)")
         }
         #expect(counts(fresh) == [0, 0])
     }

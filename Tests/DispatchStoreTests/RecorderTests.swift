@@ -113,7 +113,11 @@ struct RecorderTests {
         fixture.recorder.previous()
         let error = #expect(throws: DispatchError.self) { try fixture.recorder.jump(to: position) }
         #expect(error?.code == .historyPositionOutOfRange)
-        #expect(error?.message == "history position \(position) is out of range 0...2")
+        #expect(
+            error?.message
+                == "History position \(position) is out of range: the recorder holds positions 0 through 2."
+        )
+        #expect(error.map { "\($0)" } == error?.message)
         // Nothing moved.
         #expect(fixture.recorder.position == 1)
         #expect(fixture.counter.state.count == 1)

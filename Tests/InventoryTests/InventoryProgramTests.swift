@@ -133,7 +133,7 @@ struct InventoryProgramTests {
         try (lines.joined(separator: "\n") + "\n").write(toFile: log, atomically: true, encoding: .utf8)
         let malformed = try await runInventory(["--replay", log])
         #expect(malformed.status == 1)
-        #expect(malformed.standardError.contains("line 4 of \(log) is not a valid log entry"))
+        #expect(malformed.standardError.contains("Line 4 of \(log) is not a valid log entry"))
         #expect(malformed.standardOutput.isEmpty)
     }
 
@@ -151,7 +151,7 @@ struct InventoryProgramTests {
         let path = "/nonexistent-\(UUID().uuidString)/actions.jsonl"
         let unwritable = try await runInventory(["--log", path], input: Data())
         #expect(unwritable.status == 1)
-        #expect(unwritable.standardError.contains("cannot write the action log \(path)"))
+        #expect(unwritable.standardError.contains("Cannot write the action log \(path)"))
 
         let help = try await runInventory(["--help"])
         #expect(help.status == 0)
