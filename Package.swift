@@ -28,16 +28,6 @@ let package = Package(
         .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
         .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
         .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo", "TestSupport"]),
-        // The guides' code samples (Docs/Samples), compiled and run by `swift test`.
-        .testTarget(
-            name: "DocSamples",
-            dependencies: ["DispatchStore", "DispatchStoreTesting", "ReSwiftLookalike", "OriginalDispatchLookalike"],
-            path: "Docs/Samples"
-        ),
-        // Stand-ins with the API of ReSwift and of the original Dispatch, so that the migration
-        // guide's side-by-side code compiles too.
-        .target(name: "ReSwiftLookalike", path: "Docs/Lookalikes/ReSwift"),
-        .target(name: "OriginalDispatchLookalike", path: "Docs/Lookalikes/OriginalDispatch"),
         // The service demo: `swift run inventory`.
         .target(name: "InventoryCore", dependencies: ["DispatchStore"], path: "Demos/InventoryCore"),
         .executableTarget(

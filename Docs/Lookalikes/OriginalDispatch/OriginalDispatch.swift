@@ -1,6 +1,7 @@
 // A stand-in with the shape of the original Dispatch's API (the library DispatchStore replaces), so
-// that its side of Docs/ComingFromReSwift.md compiles here. It is synchronous and minimal: just
-// enough to run that sample, none of the original's queues (or bugs).
+// that its side of Docs/ComingFromReSwift.md compiles and runs: Docs/guides.py builds it as the
+// module `OriginalDispatch` for the guide's `import OriginalDispatch`. It is synchronous and minimal:
+// just enough to run that program, none of the original's queues (or bugs).
 
 public import Foundation
 

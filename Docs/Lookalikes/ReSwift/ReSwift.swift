@@ -1,6 +1,7 @@
 // A stand-in with the shape of ReSwift's core API (Store, Action, Reducer, StoreSubscriber), so that
-// the ReSwift side of Docs/ComingFromReSwift.md compiles here without depending on ReSwift. It
-// behaves like ReSwift for that sample: synchronous dispatch, subscribers told of every new state.
+// the ReSwift side of Docs/ComingFromReSwift.md compiles and runs without depending on ReSwift:
+// Docs/guides.py builds it as the module `ReSwift` for the guide's `import ReSwift`. It behaves like
+// ReSwift for that program: synchronous dispatch, subscribers told of every new state.
 
 /// A ReSwift action: any value describing a change.
 public protocol Action {}
