@@ -6,9 +6,11 @@ import Foundation
 /// up the metadata of every generic type it mentions at run time, which would cost more than a
 /// whole inline dispatch. Only `Store`'s own methods handle the concrete state and action types.
 protocol StoreEntry: AnyStore {
-    var sequence: UInt64 { get }
+    var lockRank: UInt64 { get }
     var stateLock: LockedBox<StoreBookkeeping> { get }
     var stateWhileLocked: any StateType { get }
+    var sequenceNumber: UInt64 { get }
+    var sequenceNumberWhileLocked: UInt64 { get }
     func replaceStateWhileLocked(_ state: any StateType) -> Bool?
     func deliverPendingChanges()
     func claim(for dispatcher: ObjectIdentifier) -> StoreClaim
