@@ -332,6 +332,50 @@ struct ShutdownTests {
     }
 
     @Test(
+        "shutdown with a timeout completes a transaction whose operation ignores cancellation, once, before it returns",
+        arguments: [DispatchMode.async, .serial]
+    )
+    func shutdownGivesUp(mode: DispatchMode) async throws {
+        let dispatcher = Dispatcher()
+        let gate = Gate()
+        let started = Gate()
+        // Ignores cancellation: finishes only when the gate opens, after the shutdown.
+        let stuck = makeCounterStore("stuck", reducer: GatedCounterReducer(gate: gate, started: started))
+        let counter = makeCounterStore("counter")
+        try dispatcher.register(store: stuck)
+        try dispatcher.register(store: counter)
+        let results = Shared<[DispatchResult]>([])
+        dispatcher.dispatch(CounterAction.increase, to: "stuck", mode: mode) { results.append($0) }
+        dispatcher.dispatch(CounterAction.increase, to: "counter", mode: mode) { results.append($0) }
+        #expect(await started.wait())
+
+        let report = await dispatcher.shutdown(timeout: .milliseconds(100))
+
+        #expect(report.timedOut)
+        #expect(report.abandoned == 1)
+        #expect(report.isIdle)
+        #expect(report.description.contains("1 given up"))
+        let ended = results.current
+        #expect(ended.count == 2)
+        let givenUp = try #require(ended.first { $0.transaction.targetIdentifier == "stuck" })
+        #expect(givenUp.cancelledStores == ["stuck"])
+        #expect(givenUp.error?.code == .timedOut)
+        #expect(givenUp.error?.message.contains("'stuck'") == true)
+
+        // The operation finishing now reaches no completion a second time; its change, made outside
+        // any operation the store still counts, reaches the observers.
+        let changed = Gate()
+        let subscription = stuck.subscribe { state, action in
+            if state.count == 1 && action == nil { changed.open() }
+        }
+        gate.open()
+        #expect(await changed.wait())
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(results.current.count == 2)
+        subscription.cancel()
+    }
+
+    @Test(
         "after shutdown every mode reports the rejection exactly once",
         arguments: [
             DispatchMode.async, .serial, .sync, .mainThread,

@@ -18,6 +18,10 @@ protocol StoreEntry: AnyStore {
     /// Ends the store's state streams: it was unregistered.
     func endStateStreams()
 
+    /// Stops counting `operation`, which a run gave up on, as in flight: changes made outside any
+    /// operation reach the observers again, and its finishing later commits nothing for the run.
+    func abandon(_ operation: Operation)
+
     /// Asks the reducer for the operation of `action` and starts it on the calling thread.
     ///
     /// The action arrives as a pointer to its value: the route guarantees that its type is the
