@@ -22,8 +22,9 @@ extension Dispatcher {
     ///   - identifier: The identifier of the one store to reach; `nil` reaches every store whose
     ///     action type is the action's type.
     ///   - mode: Where the operations run; ``DispatchMode/async`` by default. With
-    ///     ``DispatchMode/sync`` they run on the awaiting task's thread, which they then block:
-    ///     keep that for reductions that finish at once.
+    ///     ``DispatchMode/sync`` they start on the awaiting task's thread (an inline reduction
+    ///     completes there at once); an operation that runs on suspends the task, never blocks its
+    ///     thread, and the task's cancellation cancels it like in the other modes.
     ///   - timeout: How long the operations may run once started; see
     ///     ``dispatch(_:to:mode:timeout:then:)``.
     /// - Returns: How the transaction ended; after ``shutdown(_:timeout:)``, a result whose error is
@@ -45,7 +46,8 @@ extension Dispatcher {
                     to: identifier,
                     mode: mode,
                     timeout: timeout,
-                    startCancelled: Task.isCancelled
+                    startCancelled: Task.isCancelled,
+                    awaited: true
                 ) { result in
                     continuation.resume(returning: result)
                 }
