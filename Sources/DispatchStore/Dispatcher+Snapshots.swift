@@ -6,7 +6,13 @@ extension Dispatcher {
     func consistentCut() -> [StoreSnapshot]? {
         let stores = registeredStoreEntries()
         guard Dispatcher.lockAll(stores) else { return nil }
-        let snapshots = stores.map { StoreSnapshot(storeIdentifier: $0.identifier, state: $0.stateWhileLocked) }
+        let snapshots = stores.map { store in
+            StoreSnapshot(
+                storeIdentifier: store.identifier,
+                state: store.stateWhileLocked,
+                sequenceNumber: store.sequenceNumberWhileLocked
+            )
+        }
         Dispatcher.unlockAll(stores)
         return snapshots
     }
@@ -35,7 +41,7 @@ extension Dispatcher {
 
     /// The registered stores, sorted in the canonical order for locking several at once.
     private func registeredStoreEntries() -> [any StoreEntry] {
-        engine.stores.sorted { $0.sequence < $1.sequence }
+        engine.stores.sorted { $0.lockRank < $1.lockRank }
     }
 
     /// Locks every store without ever waiting while holding one.

@@ -506,7 +506,11 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     public func didRegister(store: any AnyStore, in dispatcher: Dispatcher) {
         lock.withLock {
             guard self.dispatcher === dispatcher else { return }
-            let snapshot = StoreSnapshot(storeIdentifier: store.identifier, state: store.anyState)
+            let snapshot = StoreSnapshot(
+                storeIdentifier: store.identifier,
+                state: store.anyState,
+                sequenceNumber: (store as? any StoreEntry)?.sequenceNumber ?? 0
+            )
             for index in 0..<history.count where history[index].state(of: store.identifier) == nil {
                 history[index].snapshots.append(snapshot)
             }

@@ -34,6 +34,11 @@ extension Store {
         storage.pointee
     }
 
+    /// The sequence number, for a caller already holding the store's lock.
+    var sequenceNumberWhileLocked: UInt64 {
+        withBookkeepingLocked { $0.sequenceNumber }
+    }
+
     /// Replaces the state for a caller already holding the store's lock; queues a change with a
     /// `nil` action.
     ///

@@ -14,6 +14,10 @@ extension Store {
             return ActionOperation(placeholderFor: self, action: action)
         }
         reducer.reduce(action, into: &storage.pointee)
+        let sequenceNumber = withBookkeepingLocked { bookkeeping in
+            bookkeeping.sequenceNumber += 1
+            return bookkeeping.sequenceNumber
+        }
         let notified = queueChangeIfObservedLocked(action: action)
         let marker: ActionOperation<State, Action>
         if let existing = inlineMarker.pointee {
@@ -24,10 +28,14 @@ extension Store {
         }
         guarded.unlock()
         context.inlineResult = .reduced(notified: notified)
+        context.appliedSequenceNumber = sequenceNumber
         return marker
     }
 
     /// Asks the reducer for the operation of one action and starts it; see `StoreEntry`.
+    ///
+    /// Leaves the sequence number the store gave the action in `context.appliedSequenceNumber` (0
+    /// when the step did not apply it, or not yet).
     func beginStep(
         _ actionPointer: UnsafeRawPointer,
         dependencies: [Operation],
@@ -46,15 +54,19 @@ extension Store {
         context.inlineResult = savedResult
 
         if operation.isPlaceholder {
+            // `reduceInline` set `appliedSequenceNumber`.
             switch inline {
             case .reduced(let notified):
                 return .finished(needsDelivery: notified)
             case .reentrant:
+                context.appliedSequenceNumber = 0
                 return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
             case .none:
+                context.appliedSequenceNumber = 0
                 return .finished(needsDelivery: false)
             }
         }
+        context.appliedSequenceNumber = 0
         let notifiedInline: Bool
         if case .reduced(true) = inline { notifiedInline = true } else { notifiedInline = false }
 
@@ -74,12 +86,13 @@ extension Store {
         }
         let hook = makeFinishHook()
         operation.setFinishHook { [self] status, ranBody in
-            endOperation(action: action, ranBody: ranBody)
-            hook(status)
+            let (_, sequenceNumber) = endOperation(action: action, ranBody: ranBody)
+            hook(status, sequenceNumber)
         }
         if operation.isReady {
             if let (status, ranBody) = operation.runInline() {
-                let notified = endOperation(action: action, ranBody: ranBody)
+                let (notified, sequenceNumber) = endOperation(action: action, ranBody: ranBody)
+                context.appliedSequenceNumber = sequenceNumber
                 return .ended(operation, status, needsDelivery: notified || notifiedInline)
             }
         } else {
@@ -89,12 +102,30 @@ extension Store {
         return .running(operation)
     }
 
-    /// Commits the end of one of this store's operations: queues the change for the observers.
-    @discardableResult
-    private func endOperation(action: Action, ranBody: Bool) -> Bool {
+    func abandon(_ operation: Operation) {
+        guard let operation = operation as? ActionOperation<State, Action>, operation.detachFinishHook() else { return }
+        guarded.lock()
+        withBookkeepingLocked { $0.operationsInFlight -= 1 }
+        // What the operation changed so far was held back for its commit, which will not come.
+        let queued = queueUpdateIfObservedLocked()
+        guarded.unlock()
+        if queued { deliverPendingChanges() }
+    }
+
+    /// Commits the end of one of this store's operations: numbers the action if the body ran, and
+    /// queues the change for the observers.
+    ///
+    /// - Returns: Whether a change was queued, and the action's sequence number (0 when the body
+    ///   never ran).
+    private func endOperation(action: Action, ranBody: Bool) -> (notified: Bool, sequenceNumber: UInt64) {
         guarded.lock()
         defer { guarded.unlock() }
-        withBookkeepingLocked { $0.operationsInFlight -= 1 }
-        return ranBody && queueChangeIfObservedLocked(action: action)
+        let sequenceNumber = withBookkeepingLocked { bookkeeping in
+            bookkeeping.operationsInFlight -= 1
+            guard ranBody else { return UInt64(0) }
+            bookkeeping.sequenceNumber += 1
+            return bookkeeping.sequenceNumber
+        }
+        return (ranBody && queueChangeIfObservedLocked(action: action), sequenceNumber)
     }
 }

@@ -35,7 +35,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     public let reducer: Reducer<State, Action>
 
     /// Creation order, the canonical order for locking several stores at once.
-    let sequence: UInt64
+    let lockRank: UInt64
     /// The store's lock, with what it guards besides the state.
     ///
     /// Error-checking, so that re-entrant
@@ -78,7 +78,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         self.storage.initialize(to: initialState)
         self.inlineMarker = .allocate(capacity: 1)
         self.inlineMarker.initialize(to: nil)
-        self.sequence = nextStoreSequence()
+        self.lockRank = nextLockRank()
     }
 
     deinit {
@@ -100,6 +100,21 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         guard guarded.lockUnlessOwned() else { reentrantAccess("read its state") }
         defer { guarded.unlock() }
         return storage.pointee
+    }
+
+    /// The sequence number of the last action the store applied: how many actions made its state.
+    ///
+    /// The store numbers the actions it applies 1, 2, 3, … in the order it applies them; each
+    /// dispatch's result tells the number its action got (``StoreOutcome/sequenceNumber``). An
+    /// ``updateState(_:)`` outside any operation, and a recorder's restore, change the state without
+    /// taking a number.
+    ///
+    /// - Note: Safe from any thread; read under the store's lock. Not from inside this store's own
+    ///   ``updateState(_:)`` closure or `reduce(_:into:)`.
+    public var sequenceNumber: UInt64 {
+        guard guarded.lockUnlessOwned() else { reentrantAccess("read its sequence number") }
+        defer { guarded.unlock() }
+        return withBookkeepingLocked { $0.sequenceNumber }
     }
 
     /// Mutates the state atomically under the store's lock.
@@ -134,6 +149,25 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         guarded.unlock()
         if queued { deliverPendingChanges() }
         return result
+    }
+
+    /// Sets the state and the sequence number together, as recovery from a snapshot does; observers
+    /// hear of it with a `nil` action before this returns.
+    ///
+    /// - Parameters:
+    ///   - state: The state to continue from.
+    ///   - sequenceNumber: The number of the last action that made it; the next action the store
+    ///     applies gets the one after.
+    func restore(state: State, sequenceNumber: UInt64) {
+        guard guarded.lockUnlessOwned() else { reentrantAccess("restore its state") }
+        storage.pointee = state
+        let observed = withBookkeepingLocked { bookkeeping in
+            bookkeeping.sequenceNumber = sequenceNumber
+            return !bookkeeping.observers.isEmpty
+        }
+        if observed { queueChangeLocked(action: nil) }
+        guarded.unlock()
+        if observed { deliverPendingChanges() }
     }
 
     /// The identifier and the generic types, for example `Store<Counter, CounterAction>(counter)`.
@@ -212,10 +246,10 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     }
 }
 
-private let storeSequence = LockedBox<UInt64>(0)
+private let lastLockRank = LockedBox<UInt64>(0)
 
-private func nextStoreSequence() -> UInt64 {
-    storeSequence.withLockedValue { value in
+private func nextLockRank() -> UInt64 {
+    lastLockRank.withLockedValue { value in
         value += 1
         return value
     }

@@ -6,6 +6,8 @@
 struct StoreBookkeeping {
     /// How many of the store's operations have started and not finished.
     var operationsInFlight = 0
+    /// The sequence number of the last action the store applied; 0 before the first.
+    var sequenceNumber: UInt64 = 0
     /// The subscriptions.
     var observers = ObserverSet()
     /// The dispatcher the store is registered with.

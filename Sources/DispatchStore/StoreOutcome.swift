@@ -43,6 +43,21 @@ public struct StoreOutcome: Sendable, CustomStringConvertible {
     public let storeIdentifier: String
     /// How its operation ended.
     public let status: Status
+    /// The store's sequence number for this action, or `nil` when the store did not apply it.
+    ///
+    /// Every store numbers the actions it applies, 1, 2, 3, …, in the order it applies them (see
+    /// ``Store/sequenceNumber``): an inline `reduce(_:into:)` applies the action when it commits, an
+    /// operation of its own when it finishes having run its body, whatever its status. An operation
+    /// skipped or cancelled before it ran gets no number. Replaying each store's actions in this
+    /// order gives it the states it went through, even when concurrent `.async` transactions
+    /// reached the stores in different orders.
+    public let sequenceNumber: UInt64?
+
+    init(storeIdentifier: String, status: Status, sequenceNumber: UInt64? = nil) {
+        self.storeIdentifier = storeIdentifier
+        self.status = status
+        self.sequenceNumber = sequenceNumber
+    }
 
     /// The identifier and the status, for example `counter finished`.
     public var description: String {

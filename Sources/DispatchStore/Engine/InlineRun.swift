@@ -23,8 +23,8 @@ struct InlineRun: RunHost {
         let details: RunConfiguration.Details?
         /// When the transaction started: its deadline counts from there if it has a timeout.
         let startTime: DispatchTime?
-        /// The errors of the failed steps.
-        var failures: [Int: any Error]?
+        /// The errors of the failed steps, and the sequence numbers.
+        var records = StepRecords()
         /// The run the transaction was handed over to, once it was.
         var successor: TransactionRun?
 
@@ -91,13 +91,12 @@ struct InlineRun: RunHost {
         []
     }
 
-    func recordFailure(_ error: any Error, of index: Int) {
-        if frame.pointee.failures == nil { frame.pointee.failures = [:] }
-        frame.pointee.failures?[index] = error
+    var keepsSequenceNumbers: Bool {
+        frame.pointee.completion != nil
     }
 
-    func failure(of index: Int) -> (any Error)? {
-        frame.pointee.failures?[index]
+    func withRecords<Result>(_ body: (inout StepRecords) -> Result) -> Result {
+        body(&frame.pointee.records)
     }
 
     /// Hands the transaction over to a run on the heap, which the returned hook reaches.
@@ -117,7 +116,7 @@ struct InlineRun: RunHost {
             transaction.pointee,
             configuration: configuration,
             machine: machine.pointee,
-            failures: frame.pointee.failures,
+            records: frame.pointee.records,
             deadline: frame.pointee.startTime.flatMap { start in timeout.map { start + $0.dispatchInterval } }
         )
         frame.pointee.successor = run

@@ -33,6 +33,9 @@ struct Registry {
     private var waitedFor: [String: Int] = [:]
     /// The middleware, in registration order.
     private(set) var middleware: [any Middleware] = []
+    /// The routes found most recently, by a few bits of their action type: hashing the type for
+    /// `routesByType` on every dispatch would cost more than the rest of an inline one (S1).
+    private var recentRoutes = RecentRoutes()
 
     // MARK: Stores
 
@@ -97,6 +100,7 @@ struct Registry {
             waitedFor[identifier, default: 0] += delta
             if waitedFor[identifier] == 0 { waitedFor[identifier] = nil }
         }
+        recentRoutes = RecentRoutes()
         if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
             // Another type's route may go through this store's dependencies.
             for type in Array(routesByType.keys) {
@@ -129,11 +133,22 @@ struct Registry {
 
     /// The route of actions of type `type`, built if a change made it stale; `nil` when no store
     /// handles the type.
+    @inline(__always)
     mutating func route(for type: ObjectIdentifier) -> Route? {
+        if let route = recentRoutes[type] { return route }
+        return findRoute(for: type)
+    }
+
+    /// The route of actions of type `type` when it is not among the recent ones.
+    private mutating func findRoute(for type: ObjectIdentifier) -> Route? {
         guard let entry = routesByType[type] else { return nil }
-        if let route = entry.route { return route }
+        if let route = entry.route {
+            recentRoutes[type] = route
+            return route
+        }
         let route = makeRoute(members: entry.members.sorted())
         routesByType[type]?.route = route
+        recentRoutes[type] = route
         return route
     }
 
@@ -228,5 +243,35 @@ struct Registry {
         let removed = middleware.filter { ($0 as AnyObject) === object }
         if !removed.isEmpty { middleware.removeAll { ($0 as AnyObject) === object } }
         return removed
+    }
+}
+
+/// A few routes by action type, each in the slot a few bits of its type pick: a lookup is one
+/// comparison, and a type whose slot another took is found in the registry's dictionary.
+private struct RecentRoutes {
+    private struct Entry {
+        var type: ObjectIdentifier?
+        var route: Route?
+    }
+
+    private var entries = Array(repeating: Entry(), count: Self.slots)
+
+    private static let slots = 8
+
+    private static func slot(of type: ObjectIdentifier) -> Int {
+        // Type metadata is at least 8-byte aligned: skip the bits that are always zero.
+        Int(truncatingIfNeeded: UInt(bitPattern: type) >> 4) & (slots - 1)
+    }
+
+    subscript(type: ObjectIdentifier) -> Route? {
+        @inline(__always) get {
+            entries.withUnsafeBufferPointer { entries in
+                let entry = entries[Self.slot(of: type)]
+                return entry.type == type ? entry.route : nil
+            }
+        }
+        set {
+            entries[Self.slot(of: type)] = Entry(type: type, route: newValue)
+        }
     }
 }

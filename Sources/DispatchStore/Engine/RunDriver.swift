@@ -42,7 +42,7 @@ enum RunDriver {
                         return ended
                     }
                     locked = host.lockMachine()
-                    if let error = begun.error { host.recordFailure(error, of: index) }
+                    host.record(begun, of: index, context: context)
                     if host.machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery) {
                         cancelNow = begun.operation
                     }
@@ -132,7 +132,11 @@ enum RunDriver {
         let locked = host.lockMachine()
         let machine = host.machine.pointee
         let outcomes = identifiers.indices.map { index in
-            StoreOutcome(storeIdentifier: identifiers[index], status: status(of: index, machine: machine, host: host))
+            StoreOutcome(
+                storeIdentifier: identifiers[index],
+                status: status(of: index, machine: machine, host: host),
+                sequenceNumber: host.withRecords { $0.sequenceNumber(of: index) }
+            )
         }
         let givenUp = machine.givenUpSteps
         host.unlockMachine(locked)
@@ -166,7 +170,7 @@ enum RunDriver {
         case .finished: return .finished
         case .cancelled, .unused: return .cancelled
         case .failed:
-            guard let error = host.failure(of: index) else {
+            guard let error = host.withRecords({ $0.failure(of: index) }) else {
                 TransactionMachine.invalid("lost the error of a failed step", step: index)
             }
             return .failed(error)

@@ -43,11 +43,12 @@ protocol RunHost {
     /// What step `index`'s operation calls if it finishes after starting (on any thread).
     func finishHook(for index: Int) -> StepFinishHook
 
-    /// Keeps the error of failed step `index`; call with the machine locked.
-    func recordFailure(_ error: any Error, of index: Int)
+    /// Whether the transaction's result will be read (it has a completion or middleware): the
+    /// sequence numbers the stores give the action are then kept for it.
+    var keepsSequenceNumbers: Bool { get }
 
-    /// The error of failed step `index`; call with the machine locked.
-    func failure(of index: Int) -> (any Error)?
+    /// Calls `body` with what the host keeps about the steps; call with the machine locked.
+    func withRecords<Result>(_ body: (inout StepRecords) -> Result) -> Result
 
     /// Step `index` started as `begun`: the host records it and says whether its driver goes on.
     ///
@@ -75,4 +76,27 @@ protocol RunHost {
 
     /// The transaction completed: the host forgets any registration, before the result is reported.
     func didComplete()
+}
+
+extension RunHost {
+    /// Keeps what the result needs of how step `index` started: its error, and the sequence
+    /// number its store gave the action (`beginStep` left it in `context`); call with the machine
+    /// locked.
+    @inline(__always)
+    func record(_ begun: StepStart, of index: Int, context: ThreadContext) {
+        guard begun.error != nil || keepsSequenceNumbers else { return }
+        record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
+    }
+
+    /// Keeps the error and the sequence number of step `index`; call with the machine locked.
+    @inline(__always)
+    func record(error: (any Error)?, sequenceNumber: UInt64, of index: Int) {
+        let keepsNumber = sequenceNumber != 0 && keepsSequenceNumbers
+        guard error != nil || keepsNumber else { return }
+        let count = machine.pointee.count
+        withRecords { records in
+            if let error { records.recordFailure(error, of: index) }
+            if keepsNumber { records.recordSequenceNumber(sequenceNumber, of: index, count: count) }
+        }
+    }
 }

@@ -9,8 +9,8 @@ struct RunState {
     /// from one transaction to the next, grown when a route is longer.
     var spilledSteps: UnsafeMutablePointer<TransactionMachine.Step>?
     var spilledCapacity = 0
-    /// The errors of the failed steps, by step; `nil` until one fails.
-    var failures: [Int: any Error]?
+    /// The errors of the failed steps and the sequence numbers.
+    var records = StepRecords()
     /// Each step's operation once started, for the steps that wait for it and to cancel it; empty
     /// until an operation of its own is started (inline reductions have none).
     var operations: [Operation?] = []
@@ -70,11 +70,11 @@ struct RunState {
     /// Takes over a machine driven so far elsewhere, with its steps and errors.
     mutating func adopt(
         _ machine: TransactionMachine,
-        failures: [Int: any Error]?,
+        records: StepRecords,
         inline: UnsafeMutablePointer<TransactionMachine.Step>
     ) {
         self.machine = machine.moved(to: storage(for: machine.count, inline: inline))
-        self.failures = failures
+        self.records = records
     }
 
     /// Starts over for a new transaction, keeping the storage of the steps and operations.
@@ -90,7 +90,7 @@ struct RunState {
             reportsNeedWork: !configuration.middleware.isEmpty,
             cancelled: configuration.startsCancelled
         )
-        failures = nil
+        records.removeAll()
         if !operations.isEmpty { operations.removeAll(keepingCapacity: true) }
         deadline = nil
         timerArmed = false

@@ -1,7 +1,8 @@
 import Foundation
 
-/// What the engine calls when a store's operation that was still running finishes.
-typealias StepFinishHook = @Sendable (StoreOutcome.Status) -> Void
+/// What the engine calls when a store's operation that was still running finishes: its status, and
+/// the sequence number the store gave the action (0 when the operation never ran its body).
+typealias StepFinishHook = @Sendable (StoreOutcome.Status, UInt64) -> Void
 
 /// How a store's part of a transaction (a "step") started.
 ///

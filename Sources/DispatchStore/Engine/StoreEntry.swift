@@ -6,15 +6,21 @@ import Foundation
 /// up the metadata of every generic type it mentions at run time, which would cost more than a
 /// whole inline dispatch. Only `Store`'s own methods handle the concrete state and action types.
 protocol StoreEntry: AnyStore {
-    var sequence: UInt64 { get }
+    var lockRank: UInt64 { get }
     var stateLock: LockedBox<StoreBookkeeping> { get }
     var stateWhileLocked: any StateType { get }
+    var sequenceNumber: UInt64 { get }
+    var sequenceNumberWhileLocked: UInt64 { get }
     func replaceStateWhileLocked(_ state: any StateType) -> Bool?
     func deliverPendingChanges()
     func claim(for dispatcher: ObjectIdentifier) -> StoreClaim
     func release(from dispatcher: ObjectIdentifier)
     /// Ends the store's state streams: it was unregistered.
     func endStateStreams()
+
+    /// Stops counting `operation`, which a run gave up on, as in flight: changes made outside any
+    /// operation reach the observers again, and its finishing later commits nothing for the run.
+    func abandon(_ operation: Operation)
 
     /// Asks the reducer for the operation of `action` and starts it on the calling thread.
     ///

@@ -27,6 +27,11 @@ struct ThreadContext {
         var inlineStore: ObjectIdentifier?
         var inlineResult = InlineResult.none
         var deliveryDepth = 0
+        /// The sequence number the store gave the action of the step this thread started last.
+        ///
+        /// 0 when the store did not apply it.
+        /// Kept here rather than returned with the step, which would no longer fit in registers (S1).
+        var appliedSequenceNumber: UInt64 = 0
         let isMainThread: Bool
     }
 
@@ -67,6 +72,13 @@ struct ThreadContext {
     var inlineResult: InlineResult {
         get { state.pointee.inlineResult }
         nonmutating set { state.pointee.inlineResult = newValue }
+    }
+
+    /// The sequence number the store gave the action of the step `beginStep` started last on this
+    /// thread; 0 when it did not apply it (yet).
+    var appliedSequenceNumber: UInt64 {
+        get { state.pointee.appliedSequenceNumber }
+        nonmutating set { state.pointee.appliedSequenceNumber = newValue }
     }
 
     /// How many observer deliveries this thread is inside (observers may dispatch and deliver again).

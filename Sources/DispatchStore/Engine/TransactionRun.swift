@@ -78,7 +78,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         _ transaction: Transaction,
         configuration: RunConfiguration,
         machine: TransactionMachine,
-        failures: [Int: any Error]?,
+        records: StepRecords,
         deadline: DispatchTime?
     ) -> TransactionRun {
         let run = create(kind: .normal) {
@@ -91,7 +91,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
                 isQueued: false
             )
         }
-        run.run.pointee.adopt(machine, failures: failures, inline: run.inlineSteps)
+        run.run.pointee.adopt(machine, records: records, inline: run.inlineSteps)
         run.run.pointee.deadline = deadline
         return run
     }
@@ -195,7 +195,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     {
         _ = didStart(index, begun, suspendedRuns: suspendedRuns, context: context)
         lock()
-        if let error = begun.error { recordFailure(error, of: index) }
+        record(begun, of: index, context: context)
         let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
         unlock()
         if stopped { begun.operation?.cancel() }
@@ -254,13 +254,12 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         if locked { unlock() }
     }
 
-    func recordFailure(_ error: any Error, of index: Int) {
-        if run.pointee.failures == nil { run.pointee.failures = [:] }
-        run.pointee.failures?[index] = error
+    var keepsSequenceNumbers: Bool {
+        body.pointee.configuration.completion != nil || hasMiddleware
     }
 
-    func failure(of index: Int) -> (any Error)? {
-        run.pointee.failures?[index]
+    func withRecords<Result>(_ body: (inout StepRecords) -> Result) -> Result {
+        body(&run.pointee.records)
     }
 
     func dependencies(of index: Int, in route: Route) -> [Operation] {
@@ -271,7 +270,9 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         // The operation may finish on another thread from now on.
         body.pointee.isShared = true
         let reference = Reference(run: self)
-        return { status in reference.run.stepFinished(index, status: status) }
+        return { status, sequenceNumber in
+            reference.run.stepFinished(index, status: status, sequenceNumber: sequenceNumber)
+        }
     }
 
     func didStart(
@@ -332,15 +333,19 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     // MARK: Events from other threads
 
     /// Called, once per step, when an operation that was still running finishes (on any thread).
-    fileprivate func stepFinished(_ index: Int, status: StoreOutcome.Status) {
+    fileprivate func stepFinished(_ index: Int, status: StoreOutcome.Status, sequenceNumber: UInt64) {
         lock()
         let ending: TransactionMachine.Ending
+        var failure: (any Error)?
         switch status {
         case .finished: ending = .finished
         case .cancelled: ending = .cancelled
         case .failed(let error):
             ending = .failed
-            if machine.pointee.steps[index].phase == .running { recordFailure(error, of: index) }
+            failure = error
+        }
+        if machine.pointee.steps[index].phase == .running {
+            record(error: failure, sequenceNumber: sequenceNumber, of: index)
         }
         let resumption = machine.pointee.finished(index, ending: ending)
         unlock()
@@ -375,9 +380,12 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     func giveUp(_ reason: TransactionMachine.GiveUpReason) -> Bool {
         lock()
         let given = machine.pointee.giveUp(reason)
-        let running = given.map { run.pointee.operations(at: $0.steps) } ?? []
+        let running = given.map { given in
+            given.steps.compactMap { index in run.pointee.operations(at: [index]).first.map { (index, $0) } }
+        }
         unlock()
-        for operation in running {
+        for (index, operation) in running ?? [] {
+            route?.stores[index].abandon(operation)
             operation.cancel()
         }
         if given?.resume == true { resume() }
