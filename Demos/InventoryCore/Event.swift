@@ -12,6 +12,8 @@ import Foundation
 public enum Event {
     /// The largest quantity one event may carry.
     public static let maximumQuantity = 1_000_000_000
+    /// The most characters an item name or an order id may have.
+    public static let maximumNameLength = 100
 
     /// Why a line is not an event: a sentence for the operator, without the line number.
     public struct Problem: Error, Equatable, CustomStringConvertible {
@@ -28,9 +30,9 @@ public enum Event {
         let event: String
         let id: String?
         let item: String?
-        /// Read as a number of any kind (a fraction would otherwise fail as "not valid JSON"), then
-        /// checked to be whole.
-        let quantity: Double?
+        /// Read as a decimal number of any size (a fraction or a number beyond `Int` would otherwise
+        /// fail as "not valid JSON"), then checked to be whole and in range, and echoed as written.
+        let quantity: Decimal?
     }
 
     /// The action a line describes.
@@ -61,6 +63,7 @@ public enum Event {
         guard let item = fields.item?.trimmingCharacters(in: .whitespaces), !item.isEmpty else {
             throw Problem("\(fields.event) needs a non-empty \"item\"")
         }
+        try checkName(item, key: "item")
         return item
     }
 
@@ -68,22 +71,35 @@ public enum Event {
         guard let id = fields.id?.trimmingCharacters(in: .whitespaces), !id.isEmpty else {
             throw Problem("\(fields.event) needs a non-empty \"id\"")
         }
+        try checkName(id, key: "id")
         return id
+    }
+
+    /// Refuses names too long to show in a log line, and control characters, which would reach the
+    /// operator's terminal (an escape sequence, a line break in a log line).
+    private static func checkName(_ name: String, key: String) throws(Problem) {
+        guard name.count <= maximumNameLength else {
+            throw Problem("\"\(key)\" must be at most \(maximumNameLength) characters long, not \(name.count)")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Problem("\"\(key)\" must not contain control characters")
+        }
     }
 
     private static func quantity(_ fields: Fields) throws(Problem) -> Int {
         guard let quantity = fields.quantity else {
             throw Problem("\(fields.event) needs a \"quantity\"")
         }
-        guard quantity.rounded() == quantity else {
-            throw Problem("\"quantity\" must be a whole number, not \(quantity)")
+        // The decimal's description is the number as a person writes it: 2.5, 9223372036854775807.
+        let written = "\(quantity)"
+        guard !written.contains(".") else {
+            throw Problem("\"quantity\" must be a whole number, not \(written)")
         }
-        guard quantity >= 1 && quantity <= Double(maximumQuantity) else {
-            throw Problem(
-                "\"quantity\" must be between 1 and \(maximumQuantity), not \(Int(exactly: quantity).map(String.init) ?? "\(quantity)")"
-            )
+        guard let whole = Int(written), whole >= 1 && whole <= maximumQuantity else {
+            let shown = written.count <= 24 ? written : "a number of \(written.count) digits"
+            throw Problem("\"quantity\" must be between 1 and \(maximumQuantity), not \(shown)")
         }
-        return Int(quantity)
+        return whole
     }
 
     private static func describe(_ error: any Error) -> String {

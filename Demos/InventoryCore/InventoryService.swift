@@ -9,20 +9,26 @@ import Foundation
 ///
 /// Events are dispatched `.serial`, so they apply in input order, one transaction at a time, and
 /// the `orders` and `audit` reducers can read the decision `stock` made for the same event. A
-/// ``ServiceLogger`` writes to standard error; with a log path, an `ActionLogMiddleware` writes
-/// every event to a JSON Lines file that `--replay` (``replay(contentsOf:)``) plays back.
+/// ``ServiceLogger`` writes to standard error, one line per message, each
+/// `inventory: <level>: <sentence>` with the level `error`, `notice` or `info` and, for an event,
+/// its input line number; with a log path, an `ActionLogMiddleware` writes every event to a JSON
+/// Lines file that `--replay` (``replay(contentsOf:)``) plays back.
 public final class InventoryService: @unchecked Sendable {
     // @unchecked: the counters are guarded by `lock`; everything else is immutable or Sendable.
 
     /// How much the service tells on standard error.
     public enum Verbosity: Sendable {
-        /// Errors only.
+        /// Errors only: bad lines, events not applied, writes that failed.
         case quiet
-        /// Errors and notable outcomes (refused orders, duplicate ids, ignored cancels).
+        /// Errors, notable outcomes (refused orders, duplicate ids, ignored cancels) and what the
+        /// service is doing (starting, stopping).
         case normal
-        /// Every event.
+        /// Everything, and every event's outcome.
         case verbose
     }
+
+    /// How many write failures of the action log are reported one by one; later ones are counted.
+    public static let reportedWriteFailures = 5
 
     /// The dispatcher the events go through.
     public let dispatcher = Dispatcher()
@@ -34,6 +40,10 @@ public final class InventoryService: @unchecked Sendable {
     public let audit: Store<AuditState, InventoryAction>
     private let actionLog: ActionLogMiddleware?
     private let diagnostics: @Sendable (String) -> Void
+    /// The input line numbers of the events dispatched and not yet finished, oldest first.
+    private let lineNumbers: LineNumbers
+    /// How much to tell.
+    public let verbosity: Verbosity
     private let lock = NSLock()
     // Guarded by `lock`.
     private var stopping = false
@@ -57,13 +67,28 @@ public final class InventoryService: @unchecked Sendable {
         orders = Store(identifier: "orders", reducer: OrdersReducer(stock: stock), waitsFor: ["stock"])
         audit = Store(identifier: "audit", reducer: AuditReducer(stock: stock), waitsFor: ["orders"])
         self.diagnostics = diagnostics
+        self.verbosity = verbosity
+        let lineNumbers = LineNumbers()
+        self.lineNumbers = lineNumbers
         try dispatcher.register(store: stock)
         try dispatcher.register(store: orders)
         try dispatcher.register(store: audit)
-        dispatcher.register(middleware: ServiceLogger(verbosity: verbosity, stock: stock, write: diagnostics))
+        dispatcher.register(
+            middleware: ServiceLogger(verbosity: verbosity, stock: stock, lineNumbers: lineNumbers, write: diagnostics)
+        )
         if let logPath {
+            let failures = Locked(0)
             let log = try ActionLogMiddleware(path: logPath, appending: false) { error in
-                diagnostics("inventory: error: \(error)")
+                let count = failures.withLock {
+                    $0 += 1
+                    return $0
+                }
+                if count <= Self.reportedWriteFailures {
+                    diagnostics("inventory: error: \(error)")
+                }
+                if count == Self.reportedWriteFailures {
+                    diagnostics("inventory: error: Later write failures of the action log are counted, not shown.")
+                }
             }
             dispatcher.register(middleware: log)
             actionLog = log
@@ -81,23 +106,40 @@ public final class InventoryService: @unchecked Sendable {
     ///   `false` for a bad or blank line, and for every line once ``finish(reason:)`` began.
     @discardableResult
     public func accept(line: String, number: Int) -> Bool {
-        lock.withLock { linesRead += 1 }
-        if line.allSatisfy(\.isWhitespace) { return false }
+        if line.allSatisfy(\.isWhitespace) {
+            lock.withLock { linesRead += 1 }
+            return false
+        }
         let action: InventoryAction
         do {
             action = try Event.parse(line)
         } catch {
-            lock.withLock { badLines += 1 }
-            diagnostics("inventory: line \(number): \(error); skipped")
+            reportBadLine(number: number, problem: error.description)
             return false
         }
         return lock.withLock {
+            linesRead += 1
             guard !stopping else { return false }
             accepted += 1
-            // Under the lock, so that no event is dispatched once finish(reason:) has begun.
+            // Under the lock, so that no event is dispatched once finish(reason:) has begun, and so
+            // that line numbers are queued in the order of the serial dispatches.
+            lineNumbers.append(number)
             dispatcher.dispatch(action, mode: .serial)
             return true
         }
+    }
+
+    /// Counts a line that is not an event and reports it as an error naming the line.
+    ///
+    /// - Parameters:
+    ///   - number: The line's number, counting from 1.
+    ///   - problem: What is wrong with it, for example `not valid UTF-8`.
+    public func reportBadLine(number: Int, problem: String) {
+        lock.withLock {
+            linesRead += 1
+            badLines += 1
+        }
+        diagnostics("inventory: error: Line \(number) was skipped: \(problem).")
     }
 
     /// Stops accepting events, lets every accepted one finish, and sums up.
@@ -110,10 +152,11 @@ public final class InventoryService: @unchecked Sendable {
         actionLog?.close()
         var summary = summary(reason: reason)
         summary.shutdown = Summary.Shutdown(
-            completed: report.completed,
+            inFlight: report.completed,
+            applied: report.completed - report.cancelled,
             cancelled: report.cancelled,
-            rejected: report.rejected,
-            idle: report.isIdle
+            refused: report.rejected,
+            allApplied: report.isIdle && report.cancelled == 0
         )
         return summary
     }
@@ -213,25 +256,41 @@ public struct Summary: Codable, Equatable, Sendable {
         public var outcomes: [String: Int]
         /// Units added by restocks.
         public var unitsRestocked: Int
-    }
-
-    /// What the dispatcher's shutdown reported.
-    public struct Shutdown: Codable, Equatable, Sendable {
-        /// Transactions that ended while the shutdown waited.
-        public var completed: Int
-        /// How many of them were cancelled.
-        public var cancelled: Int
-        /// Dispatches rejected after the shutdown began.
-        public var rejected: Int
-        /// Whether nothing was left in flight.
-        public var idle: Bool
 
         /// Creates the counts.
-        public init(completed: Int, cancelled: Int, rejected: Int, idle: Bool) {
-            self.completed = completed
+        public init(events: Int, kinds: [String: Int], outcomes: [String: Int], unitsRestocked: Int) {
+            self.events = events
+            self.kinds = kinds
+            self.outcomes = outcomes
+            self.unitsRestocked = unitsRestocked
+        }
+    }
+
+    /// What became of the accepted events when the service stopped.
+    ///
+    /// The service stops reading, then waits for the events it accepted: the ones still being
+    /// applied then are ``inFlight``. Accepted events are never dropped; ``allApplied`` says that
+    /// every one was applied in full.
+    public struct Shutdown: Codable, Equatable, Sendable {
+        /// Accepted events still being applied when the service began to stop; it waited for them.
+        public var inFlight: Int
+        /// How many of those were then applied in full.
+        public var applied: Int
+        /// How many of those were cancelled before they were applied (none, unless one failed).
+        public var cancelled: Int
+        /// Events refused because they came after the stop began (none: the service stops reading
+        /// first).
+        public var refused: Int
+        /// Whether every accepted event was applied: none cancelled, none left running.
+        public var allApplied: Bool
+
+        /// Creates the counts.
+        public init(inFlight: Int, applied: Int, cancelled: Int, refused: Int, allApplied: Bool) {
+            self.inFlight = inFlight
+            self.applied = applied
             self.cancelled = cancelled
-            self.rejected = rejected
-            self.idle = idle
+            self.refused = refused
+            self.allApplied = allApplied
         }
     }
 
@@ -269,6 +328,27 @@ public struct Summary: Codable, Equatable, Sendable {
     /// The action log; `nil` without `--log`.
     public var log: Log?
 
+    /// Creates a summary.
+    public init(
+        reason: String,
+        lines: Lines,
+        stock: [String: Int],
+        reserved: [String: Int],
+        orders: Orders,
+        audit: Audit,
+        shutdown: Shutdown? = nil,
+        log: Log? = nil
+    ) {
+        self.reason = reason
+        self.lines = lines
+        self.stock = stock
+        self.reserved = reserved
+        self.orders = orders
+        self.audit = audit
+        self.shutdown = shutdown
+        self.log = log
+    }
+
     /// The summary as pretty-printed JSON with sorted, snake_case keys.
     public var json: String {
         let encoder = JSONEncoder()
@@ -290,20 +370,51 @@ public struct Summary: Codable, Equatable, Sendable {
     }
 }
 
+/// The input line numbers of the events dispatched and not finished yet, oldest first.
+///
+/// Events are dispatched `.serial`, so they finish in the order they were dispatched: the logger
+/// takes the oldest number for each transaction that finishes. A replay dispatches none, so its
+/// transactions have no line number.
+final class LineNumbers: Sendable {
+    private let queue = Locked((numbers: [Int](), first: 0))
+
+    /// Adds the number of the event about to be dispatched.
+    func append(_ number: Int) {
+        queue.withLock { $0.numbers.append(number) }
+    }
+
+    /// Takes the oldest number, or `nil` when none is queued.
+    func removeFirst() -> Int? {
+        queue.withLock { queue in
+            guard queue.first < queue.numbers.count else { return nil }
+            let number = queue.numbers[queue.first]
+            queue.first += 1
+            if queue.first >= 1_024 && queue.first * 2 >= queue.numbers.count {
+                queue.numbers.removeFirst(queue.first)
+                queue.first = 0
+            }
+            return number
+        }
+    }
+}
+
 /// Writes what happens to standard error: errors always, notable outcomes by default, every event
-/// when verbose.
+/// when verbose, each naming the event's input line.
 final class ServiceLogger: Middleware, Sendable {
     private let verbosity: InventoryService.Verbosity
     private let stock: Store<StockState, InventoryAction>
+    private let lineNumbers: LineNumbers
     private let write: @Sendable (String) -> Void
 
     init(
         verbosity: InventoryService.Verbosity,
         stock: Store<StockState, InventoryAction>,
+        lineNumbers: LineNumbers,
         write: @escaping @Sendable (String) -> Void
     ) {
         self.verbosity = verbosity
         self.stock = stock
+        self.lineNumbers = lineNumbers
         self.write = write
     }
 
@@ -312,22 +423,74 @@ final class ServiceLogger: Middleware, Sendable {
     func didDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {}
 
     func didFinish(_ result: DispatchResult, in dispatcher: Dispatcher) {
-        let id = result.transaction.id
+        let event = lineNumbers.removeFirst().map { "Line \($0)" } ?? "Replayed event #\(result.transaction.id)"
         if let error = result.error {
-            write("inventory: error: #\(id) \(error)")
+            write("inventory: error: \(event) was not applied: \(error)")
             return
         }
         if result.hasFailures || result.wasCancelled {
-            write("inventory: error: \(result)")
+            let outcomes = result.outcomes.map(\.description).joined(separator: ", ")
+            write("inventory: error: \(event) was not applied in full: \(outcomes).")
             return
         }
         guard verbosity != .quiet else { return }
         // Serial dispatch: the stock's last outcome is this transaction's until it returns.
         guard let outcome = stock.state.lastOutcome else { return }
         if verbosity == .verbose {
-            write("inventory: info: #\(id) \(outcome.text)")
+            write("inventory: info: \(event): \(outcome.text).")
         } else if outcome.isNotable {
-            write("inventory: notice: #\(id) \(outcome.text)")
+            write("inventory: notice: \(event): \(outcome.text).")
         }
+    }
+}
+
+extension Summary {
+    /// What became of the events, in plain words, for the service's last line on standard error;
+    /// and whether it is an error (events not applied, or not written to the action log), which
+    /// makes the exit status 1.
+    public var closing: (sentence: String, isError: Bool) {
+        func count(_ value: Int, _ noun: String) -> String {
+            "\(value) \(noun)\(value == 1 ? "" : "s")"
+        }
+        let stopped =
+            reason == "end of input"
+            ? "Stopped at the end of input"
+            : reason.hasPrefix("SIG")
+                ? "Stopped on \(reason)"
+                : "Stopped (\(reason))"
+        let accepted = lines.accepted
+        var parts: [String] = []
+        var isError = false
+        let shutdown = shutdown ?? Shutdown(inFlight: 0, applied: 0, cancelled: 0, refused: 0, allApplied: true)
+        if accepted == 0 {
+            parts.append("no event was accepted")
+        } else if shutdown.allApplied {
+            let all =
+                accepted == 1 ? "the 1 accepted event was applied" : "all \(accepted) accepted events were applied"
+            let waited = shutdown.inFlight == 0 ? "" : ", \(shutdown.inFlight) of them while stopping"
+            parts.append(all + waited)
+        } else {
+            isError = true
+            let missing = accepted - audit.events
+            parts.append(
+                "\(missing) of \(accepted) accepted events were not applied (\(shutdown.cancelled) cancelled while "
+                    + "stopping)"
+            )
+        }
+        if let log {
+            if log.failures > 0 {
+                isError = true
+                parts.append("\(count(log.failures, "event")) could not be written to the action log \(log.path)")
+            } else if accepted > 0 {
+                parts.append("every one was written to the action log \(log.path)")
+            }
+        }
+        if shutdown.refused > 0 {
+            parts.append("\(count(shutdown.refused, "event")) arriving after the stop were refused")
+        }
+        if lines.bad > 0 {
+            parts.append("\(count(lines.bad, "bad line")) \(lines.bad == 1 ? "was" : "were") skipped")
+        }
+        return ("\(stopped): \(parts.joined(separator: "; ")).", isError)
     }
 }

@@ -16,7 +16,7 @@ import Darwin
 
 let usage = """
     usage: inventory [--log PATH] [--verbose | --quiet] < events.jsonl
-           inventory --replay PATH
+           inventory --replay PATH [--verbose | --quiet]
            inventory --help
 
     An inventory service: reads one JSON event per line from standard input,
@@ -28,66 +28,70 @@ let usage = """
     reserved when the stock has enough units and refused otherwise; cancelling a reserved order
     puts its units back.
 
+    A line is bad, reported with its number and skipped, when it is not valid UTF-8, longer than
+    \(LineReader.defaultMaximumLength) bytes, not one of these events, or when a quantity is not a whole number from 1 to
+    \(Event.maximumQuantity), or an item name or order id is empty, longer than \(Event.maximumNameLength) characters or holds
+    control characters.
+
     At the end of input, or on SIGTERM or SIGINT, it stops reading, lets every accepted event
-    finish, prints a JSON summary on standard output and exits 0. Bad lines are reported on
-    standard error with their line number and skipped.
+    finish, prints a JSON summary on standard output, and says on standard error what became of
+    the events. Standard error gets one line per message: "inventory: LEVEL: SENTENCE", LEVEL
+    being error, notice or info, and an event named by its input line.
 
     options:
       --log PATH      write every accepted event to PATH as JSON Lines (the file is emptied first)
       --replay PATH   replay an action log written with --log into fresh stores, print the summary
-      --verbose       log every event on standard error (default: refused orders, duplicate ids
-                      and ignored cancels only)
-      --quiet         log errors only
+      --verbose       also log every event's outcome (info)
+      --quiet         log errors only (default: errors, notable outcomes such as refused orders,
+                      duplicate ids and ignored cancels, and the start and the end)
       -h, --help      show this help
+
+    exit status: 0 when every accepted event was applied (and written, with --log); 1 when one
+    was not, a write failed or the log could not be opened or replayed; 64 for a bad command line.
     """
 
 @main
 struct InventoryProgram {
     static func main() async {
-        var logPath: String?
-        var replayPath: String?
-        var verbosity = InventoryService.Verbosity.normal
-        var arguments = CommandLine.arguments.dropFirst()
-        while let argument = arguments.popFirst() {
-            switch argument {
-            case "-h", "--help":
-                writeOut(usage + "\n")
-                exit(0)
-            case "--log", "--replay":
-                guard let path = arguments.popFirst(), !path.isEmpty else {
-                    fail("\(argument) needs a path", status: 64, showUsage: true)
-                }
-                if argument == "--log" { logPath = path } else { replayPath = path }
-            case "--verbose": verbosity = .verbose
-            case "--quiet": verbosity = .quiet
-            default: fail("unknown argument '\(argument)'", status: 64, showUsage: true)
-            }
+        let options: InventoryOptions
+        do {
+            options = try InventoryOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            writeError("inventory: \(error)")
+            writeError(InventoryOptions.shortUsage)
+            exit(64)
         }
-        if replayPath != nil && logPath != nil {
-            fail("--replay and --log cannot be used together", status: 64, showUsage: true)
+        if options.showsHelp {
+            writeOut(usage + "\n")
+            exit(0)
+        }
+        let verbosity = options.verbosity
+        /// Writes an info line unless quiet.
+        let info: (String) -> Void = { line in
+            if verbosity != .quiet { writeError("inventory: info: \(line)") }
         }
 
         let service: InventoryService
         do {
-            service = try InventoryService(logPath: logPath, verbosity: verbosity, diagnostics: writeError)
+            service = try InventoryService(logPath: options.logPath, verbosity: verbosity, diagnostics: writeError)
         } catch {
-            fail("\(error)", status: 1)
+            fail("\(error)")
         }
 
-        if let replayPath {
+        if let replayPath = options.replayPath {
             do {
                 let (summary, report) = try service.replay(contentsOf: replayPath)
-                writeError("inventory: \(report)")
+                info("Replay of \(replayPath): \(report).")
                 writeOut(summary.json + "\n")
                 exit(0)
             } catch {
-                fail("\(error)", status: 1)
+                fail("\(error)")
             }
         }
 
         // A broken pipe on standard output or error must not kill the service mid-drain.
         signal(SIGPIPE, SIG_IGN)
-        let stopper = Stopper(service: service)
+        let stopper = Stopper(service: service, info: info)
         let signalQueue = DispatchQueue(label: "inventory.signals")
         let sources = [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")].map { number, name in
             signal(number, SIG_IGN)
@@ -99,13 +103,25 @@ struct InventoryProgram {
             return source
         }
 
-        writeError(
-            "inventory: reading events from standard input" + (logPath.map { " (action log: \($0))" } ?? "")
+        info(
+            "Reading events from standard input"
+                + (options.logPath.map { "; writing the action log to \($0)." } ?? ".")
         )
+        var reader = LineReader()
         var number = 0
-        while let line = readLine(strippingNewline: true) {
+        while let line = reader.next() {
             number += 1
-            service.accept(line: line, number: number)
+            switch line {
+            case .text(let text):
+                service.accept(line: text, number: number)
+            case .invalidUTF8:
+                service.reportBadLine(number: number, problem: "it is not valid UTF-8")
+            case .tooLong(let bytes):
+                service.reportBadLine(
+                    number: number,
+                    problem: "it is \(bytes) bytes long, more than \(reader.maximumLength)"
+                )
+            }
             if stopper.isStopping { break }
         }
         await stopper.stop(reason: "end of input")
@@ -114,15 +130,17 @@ struct InventoryProgram {
 }
 
 /// Stops the service once, from end of input or a signal, whichever comes first: drains, prints the
-/// summary and exits.
+/// summary, says what became of the events, and exits (1 when an event was not applied or logged).
 final class Stopper: @unchecked Sendable {
-    // @unchecked: `stopping` is guarded by `claimed`.
+    // @unchecked: `stopping` is guarded by `claimed`; `info` only writes to standard error.
     private let service: InventoryService
+    private let info: (String) -> Void
     private let claimed = NSLock()
     private var stopping = false
 
-    init(service: InventoryService) {
+    init(service: InventoryService, info: @escaping (String) -> Void) {
         self.service = service
+        self.info = info
     }
 
     var isStopping: Bool {
@@ -138,28 +156,54 @@ final class Stopper: @unchecked Sendable {
         guard first else {
             while true { try? await Task.sleep(for: .seconds(3600)) }
         }
-        writeError("inventory: \(reason): finishing the accepted events")
+        info("Stopping (\(reason)): no more input is read; finishing the accepted events.")
         let summary = await service.finish(reason: reason)
-        writeOut(summary.json + "\n")
-        let (accepted, bad) = (summary.lines.accepted, summary.lines.bad)
-        writeError(
-            "inventory: stopped after \(accepted) event\(accepted == 1 ? "" : "s") "
-                + "(\(bad) bad line\(bad == 1 ? "" : "s"))"
-        )
-        exit(0)
+        var failed = false
+        if !writeOut(summary.json + "\n") {
+            writeError(
+                "inventory: error: Cannot write the summary to standard output: \(String(cString: strerror(errno)))."
+            )
+            failed = true
+        }
+        let (sentence, isError) = summary.closing
+        if isError {
+            writeError("inventory: error: \(sentence)")
+        } else {
+            info(sentence)
+        }
+        exit(isError || failed ? 1 : 0)
     }
 }
 
 @Sendable
 func writeError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    writeAll(Data((line + "\n").utf8), to: STDERR_FILENO)
 }
 
-func writeOut(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+/// Writes `text` to standard output; returns `false` when that failed (`errno` says why).
+@discardableResult
+func writeOut(_ text: String) -> Bool {
+    writeAll(Data(text.utf8), to: STDOUT_FILENO)
 }
 
-func fail(_ message: String, status: Int32, showUsage: Bool = false) -> Never {
-    writeError("inventory: \(message)" + (showUsage ? "\n\n\(usage)" : ""))
-    exit(status)
+/// Writes all of `data` to `descriptor`, retrying short writes; returns `false` on an error.
+@discardableResult
+func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+    data.withUnsafeBytes { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}
+
+func fail(_ message: String) -> Never {
+    writeError("inventory: error: \(message)")
+    exit(1)
 }

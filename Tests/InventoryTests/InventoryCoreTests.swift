@@ -36,10 +36,86 @@ struct EventTests {
                 #""quantity" must be between 1 and 1000000000, not 0"#
             ),
             (#"{"event":"restock","item":7,"quantity":1}"#, #""item" must be a string"#),
+            (
+                #"{"event":"restock","item":"apple","quantity":9223372036854775807}"#,
+                #""quantity" must be between 1 and 1000000000, not 9223372036854775807"#
+            ),
+            (
+                #"{"event":"restock","item":"apple","quantity":1e30}"#,
+                #""quantity" must be between 1 and 1000000000, not a number of 31 digits"#
+            ),
+            (
+                #"{"event":"order","id":"o-1","item":"apple","quantity":-2}"#,
+                #""quantity" must be between 1 and 1000000000, not -2"#
+            ),
+            (
+                #"{"event":"restock","item":"\#(String(repeating: "é", count: 101))","quantity":1}"#,
+                #""item" must be at most 100 characters long, not 101"#
+            ),
+            (
+                #"{"event":"cancel","id":"\#(String(repeating: "9", count: 101))"}"#,
+                #""id" must be at most 100 characters long, not 101"#
+            ),
+            (#"{"event":"restock","item":"a\nb","quantity":1}"#, #""item" must not contain control characters"#),
         ]
     )
     func badLines(line: String, problem: String) {
         #expect(throws: Event.Problem(problem)) { try Event.parse(line) }
+    }
+
+    @Test("the largest quantity and the longest name are accepted, wide characters counted as one")
+    func limits() throws {
+        let name = String(repeating: "🍎", count: Event.maximumNameLength)
+        #expect(
+            try Event.parse(#"{"event":"restock","item":"\#(name)","quantity":1000000000}"#)
+                == .restock(item: name, quantity: 1_000_000_000)
+        )
+    }
+}
+
+@Suite("The summary's closing line")
+struct ClosingLineTests {
+    func summary(accepted: Int, applied: Int, shutdown: Summary.Shutdown?, log: Summary.Log?, bad: Int = 0) -> Summary {
+        Summary(
+            reason: "SIGTERM",
+            lines: Summary.Lines(read: accepted + bad, accepted: accepted, bad: bad),
+            stock: [:],
+            reserved: [:],
+            orders: Summary.Orders(reserved: 0, refused: 0, cancelled: 0, duplicates: 0),
+            audit: Summary.Audit(events: applied, kinds: [:], outcomes: [:], unitsRestocked: 0),
+            shutdown: shutdown,
+            log: log
+        )
+    }
+
+    @Test("events cancelled while stopping, or not written to the log, make it an error in plain words")
+    func errors() {
+        let cancelled = summary(
+            accepted: 10,
+            applied: 8,
+            shutdown: Summary.Shutdown(inFlight: 5, applied: 3, cancelled: 2, refused: 0, allApplied: false),
+            log: nil
+        )
+        #expect(
+            cancelled.closing
+                == ("Stopped on SIGTERM: 2 of 10 accepted events were not applied (2 cancelled while stopping).", true)
+        )
+        let unlogged = summary(
+            accepted: 1,
+            applied: 1,
+            shutdown: Summary.Shutdown(inFlight: 0, applied: 0, cancelled: 0, refused: 0, allApplied: true),
+            log: Summary.Log(path: "/dev/full", written: 0, failures: 1),
+            bad: 2
+        )
+        #expect(
+            unlogged.closing
+                == (
+                    "Stopped on SIGTERM: the 1 accepted event was applied; 1 event could not be written to the "
+                        + "action log /dev/full; 2 bad lines were skipped.", true
+                )
+        )
+        let nothing = summary(accepted: 0, applied: 0, shutdown: nil, log: nil)
+        #expect(nothing.closing == ("Stopped on SIGTERM: no event was accepted.", false))
     }
 }
 
@@ -78,11 +154,29 @@ struct InventoryServiceTests {
         )
         // Some transactions may have ended before the shutdown began; it waited for the rest.
         let shutdown = try #require(summary.shutdown)
-        #expect((0...7).contains(shutdown.completed))
-        #expect(shutdown.cancelled == 0 && shutdown.rejected == 0 && shutdown.idle)
-        #expect(messages.current.contains("inventory: line 4: not valid JSON; skipped"))
-        #expect(messages.current.contains { $0.contains("refused order o-2: 30 x apple wanted, 7 in stock") })
-        #expect(messages.current.contains { $0.contains("ignored cancel of order o-2: it holds no reservation") })
+        #expect((0...7).contains(shutdown.inFlight))
+        #expect(shutdown.applied == shutdown.inFlight)
+        #expect(shutdown.cancelled == 0 && shutdown.refused == 0 && shutdown.allApplied)
+        #expect(messages.current.contains("inventory: error: Line 4 was skipped: not valid JSON."))
+        #expect(
+            messages.current.contains("inventory: notice: Line 3: refused order o-2: 30 x apple wanted, 7 in stock.")
+        )
+        #expect(
+            messages.current.contains(
+                "inventory: notice: Line 5: ignored order o-1: an order with this id was already placed."
+            )
+        )
+        #expect(
+            messages.current.contains(
+                "inventory: notice: Line 8: ignored cancel of order o-2: it holds no reservation."
+            )
+        )
+        let waited = shutdown.inFlight == 0 ? "" : ", \(shutdown.inFlight) of them while stopping"
+        #expect(
+            summary.closing.sentence
+                == "Stopped at the end of input: all 7 accepted events were applied\(waited); 1 bad line was skipped."
+        )
+        #expect(!summary.closing.isError)
     }
 
     @Test("after finish no line is accepted, and the summary counts exactly what was")

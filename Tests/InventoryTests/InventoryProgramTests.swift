@@ -38,10 +38,14 @@ struct InventoryProgramTests {
         #expect(summary.reason == "end of input")
         #expect(summary.lines == Summary.Lines(read: number, accepted: 100_000, bad: badLineNumbers.count))
         #expect(ReferenceInventory(events).matches(summary))
-        #expect(summary.shutdown?.idle == true && summary.shutdown?.rejected == 0)
+        #expect(summary.shutdown?.allApplied == true && summary.shutdown?.refused == 0)
         #expect(summary.log?.written == 100_000)
         for line in badLineNumbers {
-            #expect(output.standardError.contains("inventory: line \(line): \"quantity\" must be between"))
+            #expect(
+                output.standardError.contains(
+                    "inventory: error: Line \(line) was skipped: \"quantity\" must be between"
+                )
+            )
         }
         let logged = try ActionLog.read(contentsOf: log, actionTypes: [InventoryAction.self])
         #expect(logged.entries.count == 100_000)
@@ -68,7 +72,7 @@ struct InventoryProgramTests {
         let handled = await offThePool {
             var handled = 0
             while handled < 2_000, let line = program.nextErrorLine() {
-                if line.hasPrefix("inventory: info: #") { handled += 1 }
+                if line.hasPrefix("inventory: info: Line ") { handled += 1 }
             }
             return handled
         }
@@ -88,7 +92,12 @@ struct InventoryProgramTests {
         let logged = try ActionLog.read(contentsOf: log, actionTypes: [InventoryAction.self])
         #expect(logged.truncatedLine == nil)
         #expect(logged.entries.map { $0.action as? InventoryAction } == events.prefix(accepted).map(\.action))
-        #expect(output.standardError.contains("inventory: \(name): finishing the accepted events"))
+        #expect(output.standardError.contains("inventory: info: Stopping (\(name)): no more input is read"))
+        #expect(
+            output.standardError.contains(
+                "inventory: info: Stopped on \(name): all \(accepted) accepted events were applied"
+            )
+        )
     }
 
     @Test("--replay plays a log back into fresh stores and prints the same totals")
@@ -110,7 +119,7 @@ struct InventoryProgramTests {
         #expect(replayed.stock == original.stock && replayed.reserved == original.reserved)
         #expect(replayed.orders == original.orders && replayed.audit == original.audit)
         #expect(ReferenceInventory(events).matches(replayed))
-        #expect(output.standardError.contains("inventory: replayed 5000 transactions"))
+        #expect(output.standardError.contains("inventory: info: Replay of \(log): replayed 5000 transactions."))
     }
 
     @Test("--replay skips a truncated last line and stops at a malformed one, naming it")
@@ -137,26 +146,148 @@ struct InventoryProgramTests {
         #expect(malformed.standardOutput.isEmpty)
     }
 
-    @Test("bad arguments exit 64 with the usage; an unwritable log exits 1 naming the path")
-    func arguments() async throws {
-        let unknown = try await runInventory(["--frobnicate"])
-        #expect(unknown.status == 64)
-        #expect(unknown.standardError.contains("unknown argument '--frobnicate'"))
-        #expect(unknown.standardError.contains("usage: inventory"))
+    @Test(
+        "a bad command line exits 64 with the problem and a one-line usage, not the help",
+        arguments: [
+            (["--frobnicate"], "unknown option '--frobnicate'"),
+            (["--log"], "--log needs a PATH"),
+            (["--log", "--quiet"], "--log needs a PATH"),
+            (["--log=a", "--log", "b"], "--log is given twice"),
+            (["--quiet", "--verbose"], "--quiet and --verbose cannot be used together"),
+            (["--replay", "a.jsonl", "--log", "b.jsonl"], "--replay and --log cannot be used together"),
+            (["events.jsonl"], "unexpected argument 'events.jsonl'; events come on standard input"),
+        ]
+    )
+    func badCommandLines(arguments: [String], problem: String) async throws {
+        let output = try await runInventory(arguments, input: Data())
+        #expect(output.status == 64)
+        #expect(output.standardOutput.isEmpty)
+        let lines = output.standardError.split(separator: "\n").map(String.init)
+        #expect(lines == ["inventory: \(problem)", InventoryOptions.shortUsage])
+    }
 
-        let missing = try await runInventory(["--log"])
-        #expect(missing.status == 64)
-        #expect(missing.standardError.contains("--log needs a path"))
-
-        let path = "/nonexistent-\(UUID().uuidString)/actions.jsonl"
-        let unwritable = try await runInventory(["--log", path], input: Data())
-        #expect(unwritable.status == 1)
-        #expect(unwritable.standardError.contains("Cannot write the action log \(path)"))
-
+    @Test("--help prints the whole usage on standard output and exits 0")
+    func help() async throws {
         let help = try await runInventory(["--help"])
         #expect(help.status == 0)
         #expect(help.standardOutput.contains("--replay PATH"))
         #expect(help.standardOutput.contains("SIGTERM"))
+        #expect(help.standardOutput.contains("longer than \(Event.maximumNameLength) characters"))
+        #expect(help.standardError.isEmpty)
+    }
+
+    @Test("a log that cannot be opened, or written, exits 1 with the reason naming the file")
+    func writeFailures() async throws {
+        let path = "/nonexistent-\(UUID().uuidString)/actions.jsonl"
+        let unopenable = try await runInventory(["--log", path], input: Data())
+        #expect(unopenable.status == 1)
+        #expect(unopenable.standardError.contains("inventory: error: Cannot write the action log \(path)"))
+
+        let events = GeneratedEvent.generate(20, seed: 9).map { $0.line + "\n" }.joined()
+        let full = try await runInventory(["--log", "/dev/full"], input: Data(events.utf8))
+        #expect(full.status == 1)
+        let errors = full.standardError.split(separator: "\n").filter { $0.hasPrefix("inventory: error: ") }
+        // The first failures one by one, a note, and the closing line.
+        #expect(errors.count == InventoryService.reportedWriteFailures + 2)
+        #expect(errors.first?.contains("Cannot write the action log /dev/full: No space left on device") == true)
+        #expect(
+            full.standardError.contains(
+                "inventory: error: Stopped at the end of input: all 20 accepted events were applied; "
+                    + "20 events could not be written to the action log /dev/full."
+            )
+        )
+        #expect(try Summary.decode(full.standardOutput).log?.failures == 20)
+    }
+
+    @Test("a summary that cannot be written to standard output exits 1 saying so")
+    func unwritableOutput() async throws {
+        let output = try await offThePool {
+            try Executables.run("inventory", [], input: Data("\n".utf8), standardOutputPath: "/dev/full")
+        }
+        #expect(output.status == 1)
+        #expect(
+            output.standardError.contains(
+                "inventory: error: Cannot write the summary to standard output: No space left on device."
+            )
+        )
+    }
+
+    @Test("--quiet writes errors only; notices name the input line; the closing line says what became of the events")
+    func messages() async throws {
+        let input = [
+            #"{"event":"restock","item":"apple","quantity":10}"#,
+            "",
+            "not json",
+            #"{"event":"order","id":"o-1","item":"apple","quantity":30}"#,
+            #"{"event":"cancel","id":"o-9"}"#,
+        ].joined(separator: "\n")
+
+        let normal = try await runInventory([], input: Data(input.utf8))
+        #expect(normal.status == 0)
+        let lines = normal.standardError.split(separator: "\n").map(String.init)
+        #expect(lines.contains("inventory: error: Line 3 was skipped: not valid JSON."))
+        #expect(lines.contains("inventory: notice: Line 4: refused order o-1: 30 x apple wanted, 10 in stock."))
+        #expect(lines.contains("inventory: notice: Line 5: ignored cancel of order o-9: no such order."))
+        #expect(
+            lines.last
+                == "inventory: info: Stopped at the end of input: all 3 accepted events were applied; "
+                + "1 bad line was skipped."
+        )
+        for line in lines {
+            #expect(
+                line.hasPrefix("inventory: error: ") || line.hasPrefix("inventory: notice: ")
+                    || line.hasPrefix("inventory: info: "),
+                "\(line)"
+            )
+        }
+
+        let quiet = try await runInventory(["--quiet"], input: Data(input.utf8))
+        #expect(quiet.status == 0)
+        #expect(quiet.standardError == "inventory: error: Line 3 was skipped: not valid JSON.\n")
+        #expect(try Summary.decode(quiet.standardOutput).lines == Summary.Lines(read: 5, accepted: 3, bad: 1))
+
+        let verbose = try await runInventory(["--verbose"], input: Data(input.utf8))
+        #expect(verbose.standardError.contains("inventory: info: Line 1: restocked 10 x apple."))
+    }
+
+    @Test("quantities out of range, invalid UTF-8, long names and long lines are bad input naming the line")
+    func badInput() async throws {
+        let longName = String(repeating: "x", count: Event.maximumNameLength + 1)
+        let hugeName = String(repeating: "y", count: 1_000_000)
+        let hugeLine = #"{"event":"restock","item":"\#(hugeName)","quantity":1}"#
+        var input = Data()
+        for line in [
+            #"{"event":"restock","item":"apple","quantity":9223372036854775807}"#,
+            #"{"event":"restock","item":"apple","quantity":-3}"#,
+            #"{"event":"restock","item":"\#(longName)","quantity":1}"#,
+            hugeLine,
+            #"{"event":"restock","item":"a\u001B[2Jb","quantity":1}"#,
+        ] {
+            input.append(contentsOf: Array(line.utf8) + [10])
+        }
+        input.append(
+            contentsOf: Array(#"{"event":"restock","item":"pe"#.utf8) + [0xFF] + Array(#"ar","quantity":1}"#.utf8) + [
+                10
+            ]
+        )
+        input.append(contentsOf: Array(#"{"event":"restock","item":"plum","quantity":4}"#.utf8) + [10])
+
+        let output = try await runInventory(["--quiet"], input: input)
+        #expect(output.status == 0)
+        let lines = output.standardError.split(separator: "\n").map(String.init)
+        #expect(
+            lines == [
+                #"inventory: error: Line 1 was skipped: "quantity" must be between 1 and 1000000000, not 9223372036854775807."#,
+                #"inventory: error: Line 2 was skipped: "quantity" must be between 1 and 1000000000, not -3."#,
+                #"inventory: error: Line 3 was skipped: "item" must be at most 100 characters long, not 101."#,
+                "inventory: error: Line 4 was skipped: it is \(hugeLine.utf8.count) bytes long, more than 65536.",
+                #"inventory: error: Line 5 was skipped: "item" must not contain control characters."#,
+                "inventory: error: Line 6 was skipped: it is not valid UTF-8.",
+            ]
+        )
+        let summary = try Summary.decode(output.standardOutput)
+        #expect(summary.lines == Summary.Lines(read: 7, accepted: 1, bad: 6))
+        #expect(summary.stock == ["plum": 4])
     }
 }
 

@@ -27,11 +27,15 @@ public enum Executables {
     }
 
     /// Runs `name` with `arguments`, feeding it `input`, and waits at most `timeout` for it to exit.
+    ///
+    /// With `standardOutputPath` (`/dev/full`, for example), standard output goes to that file
+    /// instead of being collected.
     public static func run(
         _ name: String,
         _ arguments: [String] = [],
         input: Data? = nil,
         environment: [String: String]? = nil,
+        standardOutputPath: String? = nil,
         timeout: TimeInterval = 60
     ) throws -> Output {
         let process = Process()
@@ -44,7 +48,15 @@ public enum Executables {
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardInput = stdin
-        process.standardOutput = stdout
+        if let standardOutputPath {
+            guard let file = FileHandle(forWritingAtPath: standardOutputPath) else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: standardOutputPath])
+            }
+            process.standardOutput = file
+            try? stdout.fileHandleForWriting.close()
+        } else {
+            process.standardOutput = stdout
+        }
         process.standardError = stderr
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }

@@ -1,0 +1,121 @@
+/// The command line of `inventory`, parsed.
+///
+/// The options are a table (``InventoryOptions/options``): each entry names the option, the value
+/// it takes if any, and what it sets. A new option is one entry and one property; options that
+/// cannot go together are one pair in ``InventoryOptions/conflicts``.
+public struct InventoryOptions: Equatable, Sendable {
+    /// `--log PATH`: where to write the action log.
+    public var logPath: String?
+    /// `--replay PATH`: the action log to replay instead of reading standard input.
+    public var replayPath: String?
+    /// `--verbose` or `--quiet`.
+    public var verbosity = InventoryService.Verbosity.normal
+    /// `-h` or `--help`.
+    public var showsHelp = false
+
+    /// The usage in one line, for a usage error.
+    public static let shortUsage =
+        "usage: inventory [--log PATH] [--verbose | --quiet] < events.jsonl, or inventory --replay PATH; "
+        + "inventory --help explains"
+
+    /// A command line the program cannot run: a sentence naming the argument.
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        /// The sentence, for example `--quiet and --verbose cannot be used together`.
+        public let description: String
+
+        /// Creates an error described by `description`.
+        public init(_ description: String) {
+            self.description = description
+        }
+    }
+
+    /// One option: its names, the name of its value if it takes one, and what it sets.
+    public struct Option: Sendable {
+        /// The names, the first being the one messages use: `["--help", "-h"]`.
+        public let names: [String]
+        /// What the value is called in messages (`PATH`), or `nil` for a flag.
+        public let value: String?
+        /// Sets the option (the value is empty for a flag).
+        public let apply: @Sendable (inout InventoryOptions, String) -> Void
+
+        /// Creates an option.
+        public init(
+            _ names: [String],
+            value: String? = nil,
+            apply: @escaping @Sendable (inout InventoryOptions, String) -> Void
+        ) {
+            self.names = names
+            self.value = value
+            self.apply = apply
+        }
+    }
+
+    /// Every option the program takes.
+    public static let options: [Option] = [
+        Option(["--log"], value: "PATH") { $0.logPath = $1 },
+        Option(["--replay"], value: "PATH") { $0.replayPath = $1 },
+        Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
+        Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
+        Option(["--help", "-h"]) { options, _ in options.showsHelp = true },
+    ]
+
+    /// Pairs of options that cannot be used together, by their first names.
+    public static let conflicts: [(String, String)] = [
+        ("--quiet", "--verbose"),
+        ("--replay", "--log"),
+    ]
+
+    /// The defaults: read standard input, no log, notable outcomes on standard error.
+    public init() {}
+
+    /// Parses the arguments (without the program's name).
+    ///
+    /// Options with a value take it as the next argument or after `=` (`--log=PATH`). An option
+    /// with a value may be given once; a flag any number of times.
+    ///
+    /// - Parameter arguments: The command line's arguments.
+    /// - Throws: ``UsageError`` for an unknown option, a missing value, an option given twice, two
+    ///   options that conflict, or an argument that is not an option.
+    public init(arguments: [String]) throws(UsageError) {
+        var seen: [String] = []
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            let (name, inline) = Self.split(argument)
+            guard let option = Self.options.first(where: { $0.names.contains(name) }) else {
+                if argument.hasPrefix("-") { throw UsageError("unknown option '\(argument)'") }
+                throw UsageError("unexpected argument '\(argument)'; events come on standard input")
+            }
+            let canonical = option.names[0]
+            var value = ""
+            if let valueName = option.value {
+                if let inline {
+                    value = inline
+                } else if let next = remaining.first, !Self.isOption(next) {
+                    value = next
+                    remaining.removeFirst()
+                }
+                guard !value.isEmpty else { throw UsageError("\(canonical) needs a \(valueName)") }
+                guard !seen.contains(canonical) else { throw UsageError("\(canonical) is given twice") }
+            } else if inline != nil {
+                throw UsageError("\(canonical) takes no value")
+            }
+            seen.append(canonical)
+            option.apply(&self, value)
+        }
+        for (first, second) in Self.conflicts where seen.contains(first) && seen.contains(second) {
+            throw UsageError("\(first) and \(second) cannot be used together")
+        }
+    }
+
+    /// `--log=PATH` as `("--log", "PATH")`; `--log` as `("--log", nil)`.
+    private static func split(_ argument: String) -> (name: String, value: String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+
+    /// Whether `argument` is one of the options, so not the value of the one before it.
+    private static func isOption(_ argument: String) -> Bool {
+        let name = split(argument).name
+        return options.contains { $0.names.contains(name) }
+    }
+}

@@ -1,0 +1,46 @@
+import InventoryCore
+import Testing
+
+@Suite("The inventory's command line")
+struct InventoryOptionsTests {
+    @Test("options with a value take the next argument or one after =; flags set the verbosity")
+    func valid() throws {
+        #expect(try InventoryOptions(arguments: []) == InventoryOptions())
+        let log = try InventoryOptions(arguments: ["--log", "a.jsonl", "--quiet"])
+        #expect(log.logPath == "a.jsonl" && log.verbosity == .quiet && log.replayPath == nil)
+        let replay = try InventoryOptions(arguments: ["--replay=b.jsonl", "--verbose", "--verbose"])
+        #expect(replay.replayPath == "b.jsonl" && replay.verbosity == .verbose)
+        #expect(try InventoryOptions(arguments: ["-h"]).showsHelp)
+        #expect(try InventoryOptions(arguments: ["--quiet", "--help"]).showsHelp)
+    }
+
+    @Test(
+        "a bad command line is a usage error naming the argument",
+        arguments: [
+            (["--bogus"], "unknown option '--bogus'"),
+            (["-x"], "unknown option '-x'"),
+            (["--log"], "--log needs a PATH"),
+            (["--log="], "--log needs a PATH"),
+            (["--replay", "--verbose"], "--replay needs a PATH"),
+            (["--log", "a", "--log=b"], "--log is given twice"),
+            (["--quiet=yes"], "--quiet takes no value"),
+            (["--verbose", "--quiet"], "--quiet and --verbose cannot be used together"),
+            (["--log", "a", "--replay", "b"], "--replay and --log cannot be used together"),
+            (["input.jsonl"], "unexpected argument 'input.jsonl'; events come on standard input"),
+        ]
+    )
+    func invalid(arguments: [String], problem: String) {
+        #expect(throws: InventoryOptions.UsageError(problem)) { try InventoryOptions(arguments: arguments) }
+    }
+
+    @Test("every option is documented in the one-line usage, and every conflict names two options")
+    func table() {
+        let names = InventoryOptions.options.flatMap(\.names)
+        for option in InventoryOptions.options where option.names[0] != "--help" {
+            #expect(InventoryOptions.shortUsage.contains(option.names[0]), "\(option.names[0])")
+        }
+        for (first, second) in InventoryOptions.conflicts {
+            #expect(names.contains(first) && names.contains(second))
+        }
+    }
+}
