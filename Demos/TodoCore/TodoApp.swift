@@ -75,6 +75,23 @@ public final class TodoApp: Sendable {
     ///
     /// - Parameter action: The action.
     public func perform(_ action: TodoAction) {
+        dispatch(action)
+    }
+
+    /// Performs `actions` synchronously, in order, as one step of the history: one ``previous()``
+    /// takes them all back, and one ``next()`` brings them back (several items pasted at once).
+    ///
+    /// - Parameter actions: The actions; list changes among them make one history entry.
+    public func performAsOneStep(_ actions: [TodoAction]) {
+        recorder.group { step in
+            for action in actions {
+                step.include(dispatch(action))
+            }
+        }
+    }
+
+    @discardableResult
+    private func dispatch(_ action: TodoAction) -> Transaction {
         dispatcher.dispatch(action, to: action.changesList ? nil : "interface", mode: .sync)
     }
 
@@ -100,7 +117,7 @@ public final class TodoApp: Sendable {
     /// - Returns: `false` when there is nothing to go back to.
     @discardableResult
     public func previous() -> Bool {
-        let undone = list.state.lastChange
+        let undone = stepDescription
         guard recorder.previous() else { return false }
         perform(.showMessage("Undid: \(undone)"))
         return true
@@ -112,8 +129,17 @@ public final class TodoApp: Sendable {
     @discardableResult
     public func next() -> Bool {
         guard recorder.next() else { return false }
-        perform(.showMessage("Redid: \(list.state.lastChange)"))
+        perform(.showMessage("Redid: \(stepDescription)"))
         return true
+    }
+
+    /// The change of the current history entry, `Added “c”`, or for a step of several changes
+    /// `Added “c” and 2 more changes`.
+    private var stepDescription: String {
+        let change = list.state.lastChange
+        let count = recorder.currentEntry?.transactionCount ?? 1
+        guard count > 1 else { return change }
+        return "\(change) and \(count - 1) more change\(count == 2 ? "" : "s")"
     }
 }
 

@@ -285,9 +285,8 @@ final class TerminalInterface: @unchecked Sendable {
             app.perform(.showMessage("Nothing added: the pasted lines were blank"))
             return
         }
-        for title in titles {
-            app.perform(.add(title: title))
-        }
+        // One paste, one step of the history: p takes every pasted item back at once.
+        app.performAsOneStep(titles.map { .add(title: $0) })
         if titles.count > 1 { app.perform(.showMessage("Added \(titles.count) items from the paste")) }
     }
 

@@ -190,12 +190,9 @@ struct InventoryProgramTests {
         // The first failures one by one, a note, and the closing line.
         #expect(errors.count == InventoryService.reportedWriteFailures + 2)
         #expect(errors.first?.contains("Cannot write the action log /dev/full: No space left on device") == true)
-        #expect(
-            full.standardError.contains(
-                "inventory: error: Stopped at the end of input: all 20 accepted events were applied; "
-                    + "20 events could not be written to the action log /dev/full."
-            )
-        )
+        let closing = try #require(errors.last)
+        #expect(closing.hasPrefix("inventory: error: Stopped at the end of input: all 20 accepted events were applied"))
+        #expect(closing.hasSuffix("; 20 events could not be written to the action log /dev/full."))
         #expect(try Summary.decode(full.standardOutput).log?.failures == 20)
     }
 
@@ -228,11 +225,10 @@ struct InventoryProgramTests {
         #expect(lines.contains("inventory: error: Line 3 was skipped: not valid JSON."))
         #expect(lines.contains("inventory: notice: Line 4: refused order o-1: 30 x apple wanted, 10 in stock."))
         #expect(lines.contains("inventory: notice: Line 5: ignored cancel of order o-9: no such order."))
-        #expect(
-            lines.last
-                == "inventory: info: Stopped at the end of input: all 3 accepted events were applied; "
-                + "1 bad line was skipped."
-        )
+        // How many were still being applied when the input ended depends on timing: 0 to 3.
+        let closing = try #require(lines.last)
+        #expect(closing.hasPrefix("inventory: info: Stopped at the end of input: all 3 accepted events were applied"))
+        #expect(closing.hasSuffix("; 1 bad line was skipped."))
         for line in lines {
             #expect(
                 line.hasPrefix("inventory: error: ") || line.hasPrefix("inventory: notice: ")

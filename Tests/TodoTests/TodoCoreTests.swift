@@ -59,6 +59,29 @@ struct TodoModelTests {
         #expect(app.list.state.items.map(\.title) == ["start", "a"])
         #expect(app.list.state.nextID == 9)
     }
+
+    @Test("changes performed as one step are undone and redone together")
+    func oneStep() throws {
+        let app = try TodoApp()
+        app.perform(.add(title: "first"))
+        app.performAsOneStep([.add(title: "a"), .add(title: "b"), .moveCursor(by: -1), .add(title: "c")])
+        #expect(app.list.state.items.map(\.title) == ["first", "a", "b", "c"])
+        #expect(app.historyLabel == "history 2/2")
+        #expect(app.recorder.currentEntry?.transactionCount == 3)
+
+        #expect(app.previous())
+        #expect(app.list.state.items.map(\.title) == ["first"])
+        #expect(app.interface.state.message == "Undid: Added “c” and 2 more changes")
+        #expect(app.historyLabel == "history 1/2")
+        #expect(app.next())
+        #expect(app.list.state.items.map(\.title) == ["first", "a", "b", "c"])
+        #expect(app.interface.state.message == "Redid: Added “c” and 2 more changes")
+
+        // A step of one change reads as before.
+        app.performAsOneStep([.add(title: "d")])
+        #expect(app.previous())
+        #expect(app.interface.state.message == "Undid: Added “d”")
+    }
 }
 
 @Suite("Todo line commands")

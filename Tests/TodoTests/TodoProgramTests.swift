@@ -23,6 +23,30 @@ struct TodoProgramTests {
         #expect(second.standardOutput == "1. [x] buy milk\n2. [ ] call mom\n1. [ ] call dad\n")
     }
 
+    @Test("the README's example prints what the README says")
+    func readmeExample() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // README.md: printf 'add buy milk\nadd call mom\ntoggle 1\nprev\nlist\n' | swift run todo --file ...
+        let output = try await runTodo(
+            ["--file", directory.file("todos.json").path],
+            input: "add buy milk\nadd call mom\ntoggle 1\nprev\nlist\n"
+        )
+        #expect(output.status == 0)
+        #expect(output.standardOutput == "1. [ ] buy milk\n2. [ ] call mom\n")
+        let readme = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("README.md"),
+            encoding: .utf8
+        )
+        #expect(
+            readme.contains(
+                "printf 'add buy milk\\nadd call mom\\ntoggle 1\\nprev\\nlist\\n' | swift run todo --file /tmp/todos.json\n"
+                    + "# 1. [ ] buy milk\n# 2. [ ] call mom\n"
+            )
+        )
+    }
+
     @Test("prev and next step through every change")
     func previousAndNext() async throws {
         let directory = try TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TodoCore
 
 #if canImport(Glibc)
 import Glibc
@@ -294,13 +295,14 @@ struct TodoTerminalTests {
         #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0", bottom: " Title:")))
         session.paste("milk\r\nbread\n  \neggs\n")
         let three = [" Todo  3 items, 0 done", "", "  [ ] milk", "  [ ] bread", "> [ ] eggs"]
-        #expect(await session.waitForFrame(screen(three, status: " history 3/3  Added 3 items from the paste")))
+        // One paste is one step of the history.
+        #expect(await session.waitForFrame(screen(three, status: " history 1/1  Added 3 items from the paste")))
 
         // Pasted outside a prompt: not keys (no delete, no quit).
         session.paste("dq")
         #expect(
             await session.waitForFrame(
-                screen(three, status: " history 3/3  Pasted text goes into a prompt: press a, then paste")
+                screen(three, status: " history 1/1  Pasted text goes into a prompt: press a, then paste")
             )
         )
 
@@ -309,7 +311,7 @@ struct TodoTerminalTests {
         session.paste("go ")
         #expect(
             await session.waitForFrame(
-                screen(three, status: " history 3/3", bottom: " Title: go to"),
+                screen(three, status: " history 1/1", bottom: " Title: go to"),
                 cursor: .init(row: 10, column: 12)
             )
         )
@@ -317,7 +319,7 @@ struct TodoTerminalTests {
         session.paste("d\nq")
         let five = three.map { $0.replacingOccurrences(of: ">", with: " ") }.dropFirst(2)
         let top = [" Todo  5 items, 0 done", ""] + five + ["  [ ] go to d", "> [ ] q"]
-        #expect(await session.waitForFrame(screen(Array(top), status: " history 5/5  Added 2 items from the paste")))
+        #expect(await session.waitForFrame(screen(Array(top), status: " history 2/2  Added 2 items from the paste")))
 
         // At the edit prompt the line breaks become spaces.
         session.press("e")
@@ -326,7 +328,7 @@ struct TodoTerminalTests {
             await session.waitForFrame(
                 screen(
                     Array(top),
-                    status: " history 5/5  The pasted line breaks became spaces",
+                    status: " history 2/2  The pasted line breaks became spaces",
                     bottom: " New title: quit now"
                 )
             )
@@ -336,6 +338,40 @@ struct TodoTerminalTests {
         session.press("q")
         #expect(await session.waitForExit() == 0)
         #expect(session.rawOutput.hasSuffix(TerminalSequence.leave))
+    }
+
+    @Test("a paste of several lines at the add prompt is one undo step: p takes every item back, n brings them all")
+    func pasteIsOneUndoStep() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let session = try TerminalSession(file: directory.file("todos.json").path)
+        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0")))
+
+        session.press("a")
+        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0", bottom: " Title:")))
+        session.press("tea\r")
+        let one = [" Todo  1 item, 0 done", "", "> [ ] tea"]
+        #expect(await session.waitForFrame(screen(one, status: " history 1/1  Added “tea”")))
+
+        session.press("a")
+        #expect(await session.waitForFrame(screen(one, status: " history 1/1", bottom: " Title:")))
+        session.paste("milk\nbread\neggs")
+        let four = [" Todo  4 items, 0 done", "", "  [ ] tea", "  [ ] milk", "  [ ] bread", "> [ ] eggs"]
+        #expect(await session.waitForFrame(screen(four, status: " history 2/2  Added 3 items from the paste")))
+
+        session.press("p")
+        #expect(await session.waitForFrame(screen(one, status: " history 1/2  Undid: Added “eggs” and 2 more changes")))
+        session.press("n")
+        #expect(
+            await session.waitForFrame(screen(four, status: " history 2/2  Redid: Added “eggs” and 2 more changes"))
+        )
+        session.press("pp")
+        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/2  Undid: Added “tea”")))
+
+        session.press("q")
+        #expect(await session.waitForExit() == 0)
+        // The file follows the list: empty after the undos.
+        #expect(try TodoStorage(url: directory.file("todos.json")).load().isEmpty)
     }
 
     @Test("Ctrl-Z and SIGTSTP give the terminal back and stop; SIGCONT takes it again and redraws")
