@@ -52,10 +52,11 @@ extension Store {
             if cursor.change == nil {
                 guarded.lock()
                 let next = pendingChanges.popFirst()
-                let waited = withBookkeepingLocked { bookkeeping in
-                    bookkeeping.deliveredChanges = bookkeeping.takenChanges
+                let (number, waited) = withBookkeepingLocked { bookkeeping in
+                    let number = bookkeeping.takenChanges
+                    bookkeeping.deliveredChanges = number
                     if next != nil { bookkeeping.takenChanges += 1 }
-                    return bookkeeping.deliveryWaiters > 0
+                    return (number, bookkeeping.deliveryWaiters > 0)
                 }
                 guard let next else {
                     if cursor.position.pointee.sawReleasedObserver { removeReleasedObserversLocked() }
@@ -65,10 +66,10 @@ extension Store {
                     if waited { DeliveryWaits.shared.wake() }
                     return
                 }
-                let observers = withBookkeepingLocked { $0.observers }
+                let observers = withBookkeepingLocked { $0.observers.currentSet() }
                 guarded.unlock()
                 if waited { DeliveryWaits.shared.wake() }
-                cursor.start(next, observers: observers)
+                cursor.start(next, number: number, observers: observers)
             }
             deliverCurrentChange()
         }
@@ -78,10 +79,7 @@ extension Store {
     private func removeReleasedObserversLocked() {
         cursor.position.pointee.sawReleasedObserver = false
         withBookkeepingLocked { bookkeeping in
-            let released = { (entry: ObserverEntry) in entry.isBoundToObject && entry.object == nil }
-            if let smaller = bookkeeping.observers.removing(where: released) {
-                bookkeeping.observers = smaller
-            }
+            bookkeeping.observers.removeAll { $0.isBoundToObject && $0.object == nil }
         }
     }
 

@@ -15,7 +15,7 @@ struct StoreBookkeeping {
     /// How many threads wait for another thread to deliver this store's changes.
     var deliveryWaiters = 0
     /// The subscriptions.
-    var observers = ObserverSet()
+    var observers = ObserverRegistry()
     /// The dispatcher the store is registered with.
     var owner: ObjectIdentifier?
     /// Ends the state streams (`states(bufferingNewest:)`), by subscription id.

@@ -114,3 +114,142 @@ struct DeliveryTests {
         _ = subscriptions
     }
 }
+
+@Suite("Subscriptions made while changes wait for delivery")
+struct LateSubscriptionTests {
+    /// A store whose first change's delivery is held in an observer, with changes 2 and 3 queued
+    /// behind it by other threads; `body` runs then, and the delivery goes on when it returns.
+    private func withChangesQueued(
+        prepare: (Store<TagLog, TaggedAction>) -> Void = { _ in },
+        _ body: (Store<TagLog, TaggedAction>, Dispatcher) throws -> Void
+    ) throws {
+        let dispatcher = Dispatcher()
+        let reduced = [Gate(), Gate(), Gate(), Gate()]
+        let store = Store<TagLog, TaggedAction>(
+            identifier: "tags",
+            reducer: TagReducer { tag in if tag < reduced.count { reduced[tag].open() } }
+        )
+        try dispatcher.register(store: store)
+        let holding = Gate()
+        let release = Gate()
+        let holder = store.subscribe { state, _ in
+            if state.tags == [1] {
+                holding.open()
+                _ = release.wait()
+            }
+        }
+        prepare(store)
+        let finished = Countdown(3)
+        for tag in 1...3 {
+            Thread.detachNewThread {
+                dispatcher.dispatch(TaggedAction.add(tag: tag, echo: false), mode: .sync)
+                finished.tick()
+            }
+            // One at a time, so that the changes queue in tag order.
+            #expect(reduced[tag].wait())
+            if tag == 1 { #expect(holding.wait()) }
+        }
+        try body(store, dispatcher)
+        release.open()
+        #expect(finished.wait())
+        _ = holder
+    }
+
+    @Test("a new key-path subscription receives no value older than the state it subscribed to")
+    func newGroupSkipsOlderChanges() throws {
+        let received = Shared<[Int]>([])
+        var subscription: Subscription?
+        try withChangesQueued { store, _ in
+            #expect(store.state.tags == [1, 2, 3])
+            subscription = store.subscribe(\.tags.count) { count in received.append(count) }
+        }
+        // Changes 2 and 3 were queued before it: 2 is older than what it saw, 3 is what it saw.
+        #expect(received.current == [])
+        subscription?.cancel()
+    }
+
+    @Test("joining an existing key-path group, a subscription receives only changes committed after it")
+    func joinedGroupSkipsOlderChanges() throws {
+        let early = Shared<[Int]>([])
+        let late = Shared<[Int]>([])
+        var subscriptions: [Subscription] = []
+        var dispatcher: Dispatcher?
+        try withChangesQueued(prepare: { store in
+            // Before any change: the group exists and follows every change.
+            subscriptions.append(store.subscribe(\.tags.count) { count in early.append(count) })
+        }) { store, owner in
+            dispatcher = owner
+            subscriptions.append(store.subscribe(\.tags.count) { count in late.append(count) })
+        }
+        dispatcher?.dispatch(TaggedAction.add(tag: 4, echo: false), mode: .sync)
+        #expect(early.current == [1, 2, 3, 4])
+        #expect(late.current == [4])
+        for subscription in subscriptions { subscription.cancel() }
+    }
+
+    @Test("a whole-state subscription and a state stream start after the changes already queued")
+    func wholeStateSkipsOlderChanges() async throws {
+        let received = Shared<[[Int]]>([])
+        var subscription: Subscription?
+        var stream: AsyncStream<TagLog>?
+        var owner: Dispatcher?
+        try withChangesQueued { store, dispatcher in
+            owner = dispatcher
+            subscription = store.subscribe { state, _ in received.append(state.tags) }
+            stream = store.states()
+        }
+        owner?.dispatch(TaggedAction.add(tag: 4, echo: false), mode: .sync)
+        #expect(received.current == [[1, 2, 3, 4]])
+        var iterator = try #require(stream).makeAsyncIterator()
+        #expect(await iterator.next()?.tags == [1, 2, 3])
+        #expect(await iterator.next()?.tags == [1, 2, 3, 4])
+        subscription?.cancel()
+    }
+}
+
+@Suite("Subscriptions at scale")
+struct SubscriptionScaleTests {
+    @Test(
+        "10,000 subscriptions, 9,000 cancelled in a scattered order: one dispatch calls exactly the 1,000 left, in order"
+    )
+    func cancelMost() throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        let calls = Shared<[Int]>([])
+        var subscriptions = (0..<10_000).map { index in
+            store.subscribe { _, _ in calls.append(index) } as Subscription?
+        }
+        var kept: [Int] = []
+        for index in subscriptions.indices {
+            if index % 10 == 7 {
+                kept.append(index)
+            } else {
+                subscriptions[index]?.cancel()
+                subscriptions[index] = nil
+            }
+        }
+
+        dispatcher.dispatch(CounterAction.increase, mode: .sync)
+
+        #expect(calls.current == kept)
+        _ = subscriptions
+    }
+
+    @Test("key-path groups left without members start over from the value at the next subscription")
+    func emptiedGroupStartsOver() throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        let first = store.subscribe(\.count) { _ in }
+        first.cancel()
+        // The group followed no change since: a new subscriber must not compare with its old value.
+        dispatcher.dispatch(CounterAction.add(5), mode: .sync)
+        let received = Shared<[Int]>([])
+        let second = store.subscribe(\.count) { count in received.append(count) }
+        store.updateState { $0.count = 0 }
+        dispatcher.dispatch(CounterAction.add(5), mode: .sync)
+        #expect(received.current == [0, 5])
+        second.cancel()
+    }
+}
