@@ -174,13 +174,16 @@ struct LateSubscriptionTests {
         let late = Shared<[Int]>([])
         var subscriptions: [Subscription] = []
         var dispatcher: Dispatcher?
-        try withChangesQueued(prepare: { store in
-            // Before any change: the group exists and follows every change.
-            subscriptions.append(store.subscribe(\.tags.count) { count in early.append(count) })
-        }) { store, owner in
-            dispatcher = owner
-            subscriptions.append(store.subscribe(\.tags.count) { count in late.append(count) })
-        }
+        try withChangesQueued(
+            prepare: { store in
+                // Before any change: the group exists and follows every change.
+                subscriptions.append(store.subscribe(\.tags.count) { count in early.append(count) })
+            },
+            { store, owner in
+                dispatcher = owner
+                subscriptions.append(store.subscribe(\.tags.count) { count in late.append(count) })
+            }
+        )
         dispatcher?.dispatch(TaggedAction.add(tag: 4, echo: false), mode: .sync)
         #expect(early.current == [1, 2, 3, 4])
         #expect(late.current == [4])
