@@ -137,7 +137,7 @@ struct DispatcherTests {
         try Dispatcher().register(store: duplicate)
     }
 
-    @Test("registering a store twice with its dispatcher fails and leaves it owned there: another dispatcher refuses it")
+    @Test("registering a store twice fails and leaves it owned by its dispatcher: another one refuses it")
     func secondRegistrationKeepsClaim() throws {
         let first = Dispatcher()
         let store = makeCounterStore("counter")
