@@ -185,8 +185,7 @@ private func cancelScenario(id: String, subscriptions count: Int, limit: Scenari
 ///
 /// Its peak above the resident size when it started (Linux's `VmHWM`, reset for the run), and the
 /// resident size it leaves. Call `start(trimming:)` before the timed part and `stop()` at its end.
-final class MemoryProbe: @unchecked Sendable {
-    // @unchecked: used by one thread, the benchmark's.
+final class MemoryProbe {
     private var before = 0
     private var peak: Int?
     private var after = 0
