@@ -28,7 +28,11 @@ func scaleScenarios(scale: Double) -> [Scenario] {
         let limit = size == 100_000 ? Scenario.Limit(seconds: 1 * scale, megabytes: nil) : nil
         scenarios.append(cancelScenario(id: id("O2", size), subscriptions: scaled(size, scale), limit: limit))
     }
-    return scenarios
+    return scenarios.map { scenario in
+        var shown = scenario
+        shown.showsTotal = true
+        return shown
+    }
 }
 
 /// R1: register `stores` stores, then one `.sync` broadcast that reaches them all.

@@ -14,6 +14,8 @@ struct Scenario {
     let target: Double?
     /// The most one repetition may take, in time and in memory, if the scenario has such goals.
     var limit: Limit?
+    /// Whether the table shows the time of a whole repetition (for the scaling rows).
+    var showsTotal = false
     /// Prepares a repetition and returns the timed body and the check that follows it.
     let prepare: () -> Repetition
 

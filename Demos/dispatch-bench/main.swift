@@ -107,7 +107,7 @@ if json {
         let target = goals.isEmpty ? "-" : goals.joined(separator: ", ")
         let verdict = measurement.meetsTarget.map { $0 ? "" : "  (MISSED)" } ?? ""
         var facts: [String] = []
-        if measurement.scenario.limit != nil {
+        if measurement.scenario.limit != nil || measurement.scenario.showsTotal {
             facts.append(String(format: "%.3f s per repetition", measurement.seconds))
         }
         if !measurement.notes.isEmpty { facts.append(measurement.notes) }
