@@ -6,8 +6,32 @@
 
 import Foundation
 
-/// Where the misses are explained: a section of the performance guide.
+/// Where a missed ratio target is explained: a section of the performance guide.
 let missedTargetsExplanation = "Docs/Performance.md, section \"The targets that are missed\""
+/// Where the time and memory goals of the scaling scenarios (R, O) are explained.
+let scaleGoalsExplanation = "Docs/Performance.md, section \"Service scale: stores and observers by the thousand\""
+
+/// The goals `measurement` missed, each with its measure: `ratio 10.53, target <= 10`.
+func misses(_ measurement: Measurement) -> [String] {
+    var misses: [String] = []
+    if let target = measurement.scenario.target, let ratio = measurement.ratio, !(ratio <= target) {
+        misses.append(String(format: "ratio %.2f, target <= %g", ratio, target))
+    }
+    if let seconds = measurement.scenario.limit?.seconds, !(measurement.seconds <= seconds) {
+        misses.append(String(format: "%.3f s per repetition, goal <= %g s", measurement.seconds, seconds))
+    }
+    if let megabytes = measurement.scenario.limit?.megabytes, let growth = measurement.memoryGrowth,
+        !(growth <= megabytes)
+    {
+        misses.append(String(format: "memory grew %.1f MB, goal <= %g MB", growth, megabytes))
+    }
+    return misses
+}
+
+/// Where the miss of `measurement` is explained.
+func explanation(of measurement: Measurement) -> String {
+    measurement.scenario.limit == nil ? missedTargetsExplanation : scaleGoalsExplanation
+}
 
 func usageError(_ problem: String) -> Never {
     FileHandle.standardError.write(Data("dispatch-bench: \(problem)\n".utf8))
@@ -79,7 +103,7 @@ while let argument = arguments.popFirst() {
     }
 }
 
-let all = baselineScenarios(scale: scale) + libraryScenarios(scale: scale)
+let all = baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + scaleScenarios(scale: scale)
 let known = all.map(\.id)
 for id in (only ?? []).union(targetOverrides.keys).sorted() where !known.contains(id) {
     usageError("no scenario is called '\(id)'; the scenarios are \(known.joined(separator: ", "))")
@@ -88,15 +112,9 @@ for id in targetOverrides.keys.sorted() where all.first(where: { $0.id == id })?
     usageError("\(id) has no baseline, so no ratio to give a target")
 }
 let scenarios = all.map { scenario in
-    guard let target = targetOverrides[scenario.id] else { return scenario }
-    return Scenario(
-        id: scenario.id,
-        summary: scenario.summary,
-        operations: scenario.operations,
-        baseline: scenario.baseline,
-        target: target,
-        prepare: scenario.prepare
-    )
+    var scenario = scenario
+    if let target = targetOverrides[scenario.id] { scenario.target = target }
+    return scenario
 }
 let wanted: [Scenario] = {
     guard let only else { return scenarios }
@@ -128,10 +146,14 @@ if json {
             "baseline_ns_per_op": measurement.baselineNanoseconds.map { ($0 * 100).rounded() / 100 } as Any?
                 ?? NSNull(),
             "target": measurement.scenario.target as Any? ?? NSNull(),
-            "meets_target": measurement.meetsTarget as Any? ?? NSNull(),
             "operations": measurement.scenario.operations,
             "summary": measurement.scenario.summary,
             "notes": measurement.notes,
+            "seconds": (measurement.seconds * 1e6).rounded() / 1e6,
+            "limit_seconds": measurement.scenario.limit?.seconds as Any? ?? NSNull(),
+            "limit_megabytes": measurement.scenario.limit?.megabytes as Any? ?? NSNull(),
+            "memory_growth_megabytes": measurement.memoryGrowth.map { ($0 * 100).rounded() / 100 } as Any? ?? NSNull(),
+            "meets_target": measurement.meetsTarget as Any? ?? NSNull(),
         ]
     }
     let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
@@ -147,9 +169,17 @@ if json {
                 String(format: "%@ %.1f", id, measurement.baselineNanoseconds ?? 0)
             } ?? "-"
         let ratio = measurement.ratio.map { String(format: "%.2f", $0) } ?? "-"
-        let target = measurement.scenario.target.map { String(format: "<= %g", $0) } ?? "-"
+        var goals = measurement.scenario.target.map { [String(format: "<= %g", $0)] } ?? []
+        if let seconds = measurement.scenario.limit?.seconds { goals.append(String(format: "<= %g s", seconds)) }
+        if let megabytes = measurement.scenario.limit?.megabytes { goals.append(String(format: "<= %g MB", megabytes)) }
+        let target = goals.isEmpty ? "-" : goals.joined(separator: ", ")
         let verdict = measurement.meetsTarget.map { $0 ? "" : "  (MISSED, see below)" } ?? ""
-        let notes = measurement.notes.isEmpty ? "" : " [\(measurement.notes)]"
+        var facts: [String] = []
+        if measurement.scenario.limit != nil || measurement.scenario.showsTotal {
+            facts.append(String(format: "%.3f s per repetition", measurement.seconds))
+        }
+        if !measurement.notes.isEmpty { facts.append(measurement.notes) }
+        let notes = facts.isEmpty ? "" : " [\(facts.joined(separator: "; "))]"
         print(
             "\(pad(measurement.scenario.id, 4)) \(pad(String(format: "%.1f", measurement.nanosecondsPerOperation), 11)) "
                 + "\(pad(baseline, 16)) \(pad(ratio, 8)) \(pad(target, 8)) \(measurement.scenario.summary)\(notes)\(verdict)"
@@ -161,21 +191,15 @@ if json {
         ns/op     the median time of one operation over \(repetitions) timed round\(repetitions == 1 ? "" : "s"), in nanoseconds
         baseline  the scenario the ratio compares with, and its ns/op
         ratio     the median, over the rounds, of ns/op divided by the baseline's ns/op in the same round
-        target    the highest ratio the design aims for; [notes] are facts measured after the run
+        target    the highest ratio the design aims for, or the most time (s) and memory growth (MB)
+                  one repetition may take; [notes] are facts measured after the run
         """
     )
     for measurement in missed {
         print(
-            String(
-                format: "%@ missed its target: ratio %.2f, target <= %g.",
-                measurement.scenario.id,
-                measurement.ratio ?? .nan,
-                measurement.scenario.target ?? .nan
-            )
+            "\(measurement.scenario.id) missed its target: \(misses(measurement).joined(separator: "; ")). "
+                + "Why, and what was tried: \(explanation(of: measurement))."
         )
-    }
-    if !missed.isEmpty {
-        print("Why a target is missed, and what was tried: \(missedTargetsExplanation).")
     }
 }
 
@@ -184,10 +208,12 @@ if check {
         FileHandle.standardError.write(Data("dispatch-bench: --check: every target was met\n".utf8))
     } else {
         let ids = missed.map(\.scenario.id).joined(separator: ", ")
+        var places: [String] = []
+        for place in missed.map(explanation(of:)) where !places.contains(place) { places.append(place) }
         FileHandle.standardError.write(
             Data(
                 ("dispatch-bench: --check: \(missed.count) target\(missed.count == 1 ? "" : "s") missed (\(ids)); "
-                    + "see \(missedTargetsExplanation)\n").utf8
+                    + "see \(places.joined(separator: " and "))\n").utf8
             )
         )
         exit(1)

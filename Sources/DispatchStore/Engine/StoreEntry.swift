@@ -13,6 +13,7 @@ protocol StoreEntry: AnyStore {
     var sequenceNumberWhileLocked: UInt64 { get }
     func replaceStateWhileLocked(_ state: any StateType) -> Bool?
     func deliverPendingChanges()
+    func deliverPendingChangesIfFree()
     func claim(for dispatcher: ObjectIdentifier) -> StoreClaim
     func release(from dispatcher: ObjectIdentifier)
     /// Ends the store's state streams: it was unregistered.
