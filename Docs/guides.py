@@ -3,16 +3,20 @@
 
 For README.md (its quick start) and each guide in Docs/ (not Docs/README.md, which describes the
 rules), the Swift code blocks are assembled in order into one package, which depends on this
-checkout through .build-guides/packages/DispatchStore (a link to it). Each guide's package is built in
-.build-guides/packages/Guide (one folder for all, so that SwiftPM notices the change and plans the
-build again) and copied to .build-guides/programs/<Guide> to be looked at. The package is built with warnings as errors and
-linted with the repository's .swift-format; each executable it declares runs with a time limit and
-must exit 0, its test targets run with `swift test`; every output the guide claims must appear, in
-order, in what the program printed on standard output. The rules are in Docs/README.md.
+checkout through .build-guides/packages/DispatchStore (a link to it). The package is built with
+warnings as errors and linted with the repository's .swift-format; each executable it declares runs
+with a time limit and must exit 0, its test targets run with `swift test`; every output the guide
+claims must appear, in order, in what the program printed on standard output. The rules are in
+Docs/README.md.
+
+Every guide's package is written to the same folder, .build-guides/packages/Guide: a new folder
+would reuse the build plan SwiftPM cached for the previous package (it checks only the folders that
+plan knows). A copy is kept in .build-guides/programs/<Guide> to be looked at.
 
     python3 Docs/guides.py                       every guide
     python3 Docs/guides.py Docs/Recorder.md ...  some guides
     python3 Docs/guides.py --timeout 30          a shorter time limit per run (default 120 seconds)
+    python3 Docs/guides.py --self-test           checks that this runner catches what it should
 
 All guides share one build directory (.build-guides/build), so the library is compiled once.
 """
@@ -52,6 +56,7 @@ class Claim:
     """A line of output the guide says the program prints."""
 
     def __init__(self, guide_line, text, file, suffix):
+        # The guide's line, the text printed, and the package file the claim is in.
         self.guide_line = guide_line
         self.text = text
         self.file = file
@@ -279,9 +284,6 @@ class Package:
 
         return re.sub(r"(/[^\s:]+\.swift):(\d+):(\d+):", replace, text)
 
-    def file_of(self, path):
-        return str(Path(path).relative_to(self.directory))
-
 
 def matches(claim, line):
     line = line.rstrip()
@@ -336,10 +338,7 @@ def run_guide(guide, default_manifest, timeout, lint):
     summary = [f"built in {elapsed:.0f} s"]
 
     if lint:
-        sources = [
-            str(package.directory / relative)
-            for relative in guide.files
-        ]
+        sources = [str(package.directory / relative) for relative in guide.files]
         status, stdout, stderr, _, _ = run(
             ["swift", "format", "lint", "--strict", "--configuration", str(ROOT / ".swift-format")] + sources
         )
@@ -404,11 +403,55 @@ def default_manifest():
     return guide.manifest[0]
 
 
+# Small guides, each with the problem the runner must report for it (None: it must pass).
+SELF_TESTS = [
+    (
+        "Passes",
+        None,
+        'import DispatchStore\n\nlet dispatcher = Dispatcher()\nprint(2 + 2)  // Prints "4"\nprint("done")\n'
+        '// Prints "done"\n',
+    ),
+    ("WrongClaim", "the guide says App prints\n    '5'", 'print(2 + 2)  // Prints "5"\n'),
+    ("UncheckedComment", "the comment after print(...) is not checked", "print(2 + 2)  // 4\n"),
+    ("OutOfOrder", "the guide says App prints\n    'a'", 'print("a")\nprint("b")  // Prints "b"\n// Prints "a"\n'),
+    ("Fails", "App exited with status 3", "import Foundation\n\nexit(3)\n"),
+    ("Hangs", "App did not end within 5 seconds", "import Foundation\n\nwhile true { sleep(1) }\n"),
+    ("DoesNotBuild", "DoesNotBuild.md:4] error: cannot find 'undefined' in scope", "print(undefined)\n"),
+    ("NotLinted", "swift format lint --strict", "let  spaced = 1\nprint(spaced)\n"),
+]
+
+
+def self_test(manifest):
+    """Runs SELF_TESTS; returns 0 when the runner reported exactly what each one expects."""
+    directory = SCRATCH / "self-test"
+    directory.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    for name, expected, code in SELF_TESTS:
+        path = directory / f"{name}.md"
+        path.write_text(f"# {name}\n\n```swift\n{code}```\n", encoding="utf-8")
+        guide = Guide(path)
+        try:
+            problems, _ = run_guide(guide, manifest, timeout=5, lint=True)
+        except GuideError as error:
+            problems = [str(error)]
+        report = "\n".join(problems)
+        if expected is None:
+            passed = not problems
+        else:
+            passed = expected in report
+        print(f"self-test {name}: {'ok' if passed else 'FAILED'}")
+        if not passed:
+            failures += 1
+            print(f"  expected {'no problem' if expected is None else repr(expected)}, got:\n{indent(report)}")
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("guides", nargs="*", help="guides to run (default: README.md and Docs/*.md)")
     parser.add_argument("--timeout", type=int, default=120, help="seconds each program may run (default 120)")
     parser.add_argument("--no-lint", action="store_true", help="skip swift format lint of the guides' code")
+    parser.add_argument("--self-test", action="store_true", help="check that the runner reports what it should")
     options = parser.parse_args()
 
     if options.guides:
@@ -432,6 +475,8 @@ def main():
     except GuideError as error:
         print(error)
         return 1
+    if options.self_test:
+        return self_test(manifest)
     for path in paths:
         guide = Guide(path)
         print(f"guide {guide.relative}: ", end="", flush=True)
