@@ -49,7 +49,7 @@ while let argument = arguments.popFirst() {
     }
 }
 
-let all = baselineScenarios(scale: scale) + libraryScenarios(scale: scale)
+let all = baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + journalScenarios(scale: scale)
 let wanted: [Scenario] = {
     guard let only else { return all }
     let baselines = Set(all.filter { only.contains($0.id) }.compactMap(\.baseline))

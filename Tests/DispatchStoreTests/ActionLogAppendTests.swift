@@ -191,6 +191,16 @@ struct ActionLogAppendTests {
         }
         #expect(summary.entryCount == 1_000 && seen == 1_000)
 
+        struct Enough: Error {}
+        seen = 0
+        #expect(throws: Enough.self) {
+            try ActionLog.forEachEntry(in: path, actionTypes: [CounterAction.self]) { _ in
+                seen += 1
+                if seen == 10 { throw Enough() }
+            }
+        }
+        #expect(seen == 10)
+
         try append("{\"id\": 1}\n", to: path)
         try writeLines(1, to: path)
         seen = 0

@@ -52,7 +52,7 @@ struct RecordFormatTests {
         let value = Everything()
         let data = try JSONEncoder().encode(value)
         let document = try JSONDocument(bytes: Array(data))
-        let decoded = try JSONNodeDecoder.decode(Everything.self, from: document, at: 0, codingPath: [])
+        let decoded = try JSONNodeDecoder.decode(Everything.self, from: document, at: 0)
         #expect(decoded == value)
         #expect(decoded == (try JSONDecoder().decode(Everything.self, from: data)))
     }
@@ -63,10 +63,10 @@ struct RecordFormatTests {
             let document = try JSONDocument(bytes: Array(text.utf8))
             #expect(throws: DecodingError.self, "\(text) as \(type)") {
                 switch type {
-                case "Int": _ = try JSONNodeDecoder.decode(Int.self, from: document, at: 0, codingPath: [])
-                case "UInt": _ = try JSONNodeDecoder.decode(UInt.self, from: document, at: 0, codingPath: [])
-                case "UInt8": _ = try JSONNodeDecoder.decode(UInt8.self, from: document, at: 0, codingPath: [])
-                default: _ = try JSONNodeDecoder.decode(Double.self, from: document, at: 0, codingPath: [])
+                case "Int": _ = try JSONNodeDecoder.decode(Int.self, from: document, at: 0)
+                case "UInt": _ = try JSONNodeDecoder.decode(UInt.self, from: document, at: 0)
+                case "UInt8": _ = try JSONNodeDecoder.decode(UInt8.self, from: document, at: 0)
+                default: _ = try JSONNodeDecoder.decode(Double.self, from: document, at: 0)
                 }
             }
         }

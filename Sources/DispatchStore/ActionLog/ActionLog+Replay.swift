@@ -92,7 +92,9 @@ extension ActionLog {
         reorderWindow: Int = 10_000
     ) throws(ActionLogError) -> ReplayReport {
         let replayer = Replayer(dispatcher: dispatcher, path: path, window: reorderWindow)
-        let stream = try RecordStream(path: path, actionTypes: actionTypes)
+        // Lines are read and decoded on another thread while this one dispatches.
+        let stream = try PrefetchingRecordStream(path: path, actionTypes: actionTypes)
+        defer { stream.close() }
         while let item = try stream.next() {
             switch item {
             case .entry(let entry): replayer.feed(entry)

@@ -170,7 +170,9 @@ public enum ActionLog {
         _ body: (Entry) throws -> Void
     ) throws -> ReadSummary {
         var count = 0
-        let stream = try RecordStream(path: path, actionTypes: actionTypes)
+        // Lines are read and decoded on another thread while `body` runs on this one.
+        let stream = try PrefetchingRecordStream(path: path, actionTypes: actionTypes)
+        defer { stream.close() }
         while let item = try stream.next() {
             switch item {
             case .entry(let entry):

@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension ActionRecord {
     /// What a line holds.
     enum Parsed {
@@ -14,10 +22,31 @@ extension ActionRecord {
         let reason: String
     }
 
+    /// The type names met so far, so that each is made into a string once.
+    struct TypeNames {
+        private var known: [(bytes: [UInt8], name: String)] = []
+
+        /// The name in node `index`, the same string as the last time these bytes were met.
+        mutating func name(in document: JSONDocument, at index: Int) -> String? {
+            let node = document.nodes[index]
+            guard node.kind == .string else { return document.string(at: index) }
+            let bytes = document.bytes[node.start..<node.start + node.count]
+            if let entry = known.first(where: { $0.bytes.elementsEqual(bytes) }) { return entry.name }
+            guard let name = document.string(at: index) else { return nil }
+            if known.count == 16 { known.removeFirst() }
+            known.append((Array(bytes), name))
+            return name
+        }
+    }
+
     /// Reads the record in `document`, leaving the payload undecoded.
     ///
+    /// - Parameters:
+    ///   - document: The line, parsed.
+    ///   - typeNames: The type names met in earlier lines.
+    /// - Returns: The record and its payload's node, or the checkpoint.
     /// - Throws: ``Problem`` naming the missing or malformed key.
-    static func parse(_ document: JSONDocument) throws(Problem) -> Parsed {
+    static func parse(_ document: JSONDocument, typeNames: inout TypeNames) throws(Problem) -> Parsed {
         guard document.nodes.first?.kind == .object else { throw Problem(reason: "the line is not a JSON object") }
         var id: UInt64?
         var time: Date?
@@ -34,15 +63,14 @@ extension ActionRecord {
         for _ in 0..<document.nodes[0].count {
             let value = key + 1
             defer { key = document.nodes[value].next }
-            guard document.nodes[key].kind == .string else { continue }
-            let name = document.bytes[document.nodes[key].start..<document.nodes[key].start + document.nodes[key].count]
-            switch String(decoding: name, as: UTF8.self) {
-            case "id":
+            guard document.nodes[key].kind == .string else { continue }  // Every record key is ASCII.
+            switch RecordKey(document, key) {
+            case .id:
                 guard let (negative, magnitude) = document.integer(at: value), !negative else {
                     throw Problem(reason: "\"id\" must be a whole number")
                 }
                 id = magnitude
-            case "time":
+            case .time:
                 let node = document.nodes[value]
                 guard node.kind == .string,
                     let parsed = parseTime(document.bytes[node.start..<node.start + node.count])
@@ -50,32 +78,34 @@ extension ActionRecord {
                     throw Problem(reason: "\"time\" must be an ISO 8601 date")
                 }
                 time = parsed
-            case "mode":
+            case .mode:
                 guard let text = document.string(at: value), let parsed = DispatchMode(name: text) else {
                     throw Problem(reason: "\"mode\" must be async, sync, serial or mainThread")
                 }
                 mode = parsed
-            case "target":
+            case .target:
                 guard let text = document.string(at: value) else {
                     throw Problem(reason: "\"target\" must be a string")
                 }
                 target = text
-            case "stores":
+            case .stores:
                 stores = try strings(document, value, "stores")
-            case "seq":
+            case .seq:
                 sequenceNumbers = try numbers(document, value)
-            case "unfinished":
+            case .unfinished:
                 unfinished = try strings(document, value, "unfinished")
-            case "checks":
+            case .checks:
                 checks = try parseChecks(document, value)
-            case "type":
-                guard let text = document.string(at: value) else { throw Problem(reason: "\"type\" must be a string") }
+            case .type:
+                guard let text = typeNames.name(in: document, at: value) else {
+                    throw Problem(reason: "\"type\" must be a string")
+                }
                 type = text
-            case "payload":
+            case .payload:
                 payload = value
-            case "checkpoint":
+            case .checkpoint:
                 isCheckpoint = true
-            default:
+            case .other:
                 break
             }
         }
@@ -151,5 +181,29 @@ extension ActionRecord {
             element = document.nodes[element].next
         }
         return result
+    }
+}
+
+/// The keys a record may hold, recognised from their bytes without making a string.
+private enum RecordKey {
+    case id, time, mode, target, stores, seq, unfinished, checks, type, payload, checkpoint, other
+
+    init(_ document: JSONDocument, _ index: Int) {
+        let node = document.nodes[index]
+        func matches(_ text: StaticString) -> Bool {
+            text.utf8CodeUnitCount == node.count
+                && document.bytes.withUnsafeBufferPointer { buffer in
+                    memcmp(buffer.baseAddress! + node.start, text.utf8Start, node.count) == 0
+                }
+        }
+        switch node.count {
+        case 2: self = matches("id") ? .id : .other
+        case 3: self = matches("seq") ? .seq : .other
+        case 4: self = matches("time") ? .time : matches("mode") ? .mode : matches("type") ? .type : .other
+        case 6: self = matches("stores") ? .stores : matches("target") ? .target : matches("checks") ? .checks : .other
+        case 7: self = matches("payload") ? .payload : .other
+        case 10: self = matches("unfinished") ? .unfinished : matches("checkpoint") ? .checkpoint : .other
+        default: self = .other
+        }
     }
 }

@@ -15,7 +15,13 @@ import Darwin
 struct JSONDocument {
     /// What a node is.
     enum Kind: UInt8 {
-        case object, array, string, escapedString, number, `true`, `false`, null
+        /// A string of ASCII characters without escapes.
+        case string
+        /// A string without escapes, with bytes beyond ASCII (to be checked as UTF-8).
+        case unicodeString
+        /// A string with escapes.
+        case escapedString
+        case object, array, number, `true`, `false`, null
     }
 
     /// One value: a scalar's bytes, or a container and the extent of its subtree.
@@ -44,9 +50,15 @@ struct JSONDocument {
 
     /// Parses `bytes`, which must hold exactly one JSON value (surrounding white space allowed).
     ///
+    /// - Parameters:
+    ///   - bytes: The text.
+    ///   - spare: An array to fill with the nodes, emptied first: one from ``recycledNodes()``,
+    ///     so that parsing line after line does not allocate each time.
     /// - Throws: ``SyntaxError`` naming the byte where the text stops being JSON.
-    init(bytes: [UInt8]) throws(SyntaxError) {
+    init(bytes: [UInt8], reusing spare: [Node] = []) throws(SyntaxError) {
         self.bytes = bytes
+        nodes = spare
+        nodes.removeAll(keepingCapacity: true)
         nodes.reserveCapacity(32)
         var position = 0
         try bytes.withUnsafeBufferPointer { (buffer: UnsafeBufferPointer<UInt8>) throws(SyntaxError) in
@@ -58,6 +70,11 @@ struct JSONDocument {
         guard position == bytes.count else {
             throw SyntaxError(reason: "unexpected text after the JSON value", offset: position)
         }
+    }
+
+    /// The node array, for the next document to reuse.
+    consuming func recycledNodes() -> [Node] {
+        nodes
     }
 
     /// The string value of node `index`, unescaped; `nil` if it is not a string or not valid UTF-8.
@@ -81,7 +98,9 @@ struct JSONDocument {
     /// Whether node `index` is a string equal to `text`, compared byte by byte without allocating.
     func stringEquals(_ index: Int, _ text: String) -> Bool {
         let node = nodes[index]
-        guard node.kind == .string else { return node.kind == .escapedString && string(at: index) == text }
+        guard node.kind == .string || node.kind == .unicodeString else {
+            return node.kind == .escapedString && string(at: index) == text
+        }
         var text = text
         return text.withUTF8 { utf8 in
             guard utf8.count == node.count else { return false }
@@ -285,9 +304,11 @@ private struct Parser {
         position += 1
         let start = position
         var escaped = false
+        var highBits: UInt8 = 0
         while true {
             guard position < bytes.count else { throw error("the text ends inside a string") }
             let byte = bytes[position]
+            highBits |= byte
             if byte == UInt8(ascii: "\"") { break }
             if byte < 0x20 { throw error("a control character inside a string") }
             if byte == UInt8(ascii: "\\") {
@@ -299,7 +320,7 @@ private struct Parser {
         }
         nodes.append(
             JSONDocument.Node(
-                kind: escaped ? .escapedString : .string,
+                kind: escaped ? .escapedString : highBits & 0x80 == 0 ? .string : .unicodeString,
                 start: start,
                 count: position - start,
                 next: nodes.count + 1

@@ -34,84 +34,80 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return index
     }
 
-    private func path(_ key: Key) -> [any CodingKey] {
-        codingPath + [key]
-    }
-
     func decodeNil(forKey key: Key) throws -> Bool {
         decoder.document.nodes[try value(for: key)].kind == .null
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try JSONNodeDecoder.bool(decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.bool(decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try JSONNodeDecoder.string(decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.string(decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try JSONNodeDecoder.floatingPoint(Double.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.floatingPoint(Double.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try JSONNodeDecoder.floatingPoint(Float.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.floatingPoint(Float.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        try JSONNodeDecoder.integer(Int.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(Int.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        try JSONNodeDecoder.integer(Int8.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(Int8.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        try JSONNodeDecoder.integer(Int16.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(Int16.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        try JSONNodeDecoder.integer(Int32.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(Int32.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        try JSONNodeDecoder.integer(Int64.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(Int64.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        try JSONNodeDecoder.integer(UInt.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(UInt.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        try JSONNodeDecoder.integer(UInt8.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(UInt8.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        try JSONNodeDecoder.integer(UInt16.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(UInt16.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        try JSONNodeDecoder.integer(UInt32.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(UInt32.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        try JSONNodeDecoder.integer(UInt64.self, decoder.document, try value(for: key), path(key))
+        try JSONNodeDecoder.integer(UInt64.self, decoder.document, try value(for: key), { decoder.path(key) })
     }
 
     func decode<Value: Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value {
-        try JSONNodeDecoder.decode(type, from: decoder.document, at: try value(for: key), codingPath: path(key))
+        try JSONNodeDecoder.decode(type, from: decoder.document, at: try value(for: key), parent: decoder, key: key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type,
         forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try JSONNodeDecoder(document: decoder.document, index: try value(for: key), codingPath: path(key))
+        try JSONNodeDecoder(document: decoder.document, index: try value(for: key), parent: decoder, key: key)
             .container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try JSONNodeDecoder(document: decoder.document, index: try value(for: key), codingPath: path(key))
+        try JSONNodeDecoder(document: decoder.document, index: try value(for: key), parent: decoder, key: key)
             .unkeyedContainer()
     }
 
@@ -120,7 +116,7 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        JSONNodeDecoder(document: decoder.document, index: try value(for: key), codingPath: path(key))
+        JSONNodeDecoder(document: decoder.document, index: try value(for: key), parent: decoder, key: key)
     }
 }
 
@@ -146,14 +142,16 @@ struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
         currentIndex >= count!
     }
 
-    private mutating func next<Value>(_ body: (JSONDocument, Int, [any CodingKey]) throws -> Value) throws -> Value {
+    private mutating func next<Value>(
+        _ body: (JSONNodeDecoder, Int, ElementKey) throws -> Value
+    ) throws -> Value {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 Value.self,
                 DecodingError.Context(codingPath: codingPath, debugDescription: "the array has no more elements")
             )
         }
-        let value = try body(decoder.document, element, codingPath + [ElementKey(intValue: currentIndex)])
+        let value = try body(decoder, element, ElementKey(intValue: currentIndex))
         element = decoder.document.nodes[element].next
         currentIndex += 1
         return value
@@ -167,77 +165,111 @@ struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
-        try next(JSONNodeDecoder.bool)
+        try next { decoder, index, key in try JSONNodeDecoder.bool(decoder.document, index) { decoder.path(key) } }
     }
 
     mutating func decode(_ type: String.Type) throws -> String {
-        try next(JSONNodeDecoder.string)
+        try next { decoder, index, key in try JSONNodeDecoder.string(decoder.document, index) { decoder.path(key) } }
     }
 
     mutating func decode(_ type: Double.Type) throws -> Double {
-        try next { try JSONNodeDecoder.floatingPoint(Double.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.floatingPoint(Double.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: Float.Type) throws -> Float {
-        try next { try JSONNodeDecoder.floatingPoint(Float.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.floatingPoint(Float.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: Int.Type) throws -> Int {
-        try next { try JSONNodeDecoder.integer(Int.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: Int8.Type) throws -> Int8 {
-        try next { try JSONNodeDecoder.integer(Int8.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int8.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: Int16.Type) throws -> Int16 {
-        try next { try JSONNodeDecoder.integer(Int16.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int16.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: Int32.Type) throws -> Int32 {
-        try next { try JSONNodeDecoder.integer(Int32.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int32.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: Int64.Type) throws -> Int64 {
-        try next { try JSONNodeDecoder.integer(Int64.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int64.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: UInt.Type) throws -> UInt {
-        try next { try JSONNodeDecoder.integer(UInt.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
-        try next { try JSONNodeDecoder.integer(UInt8.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt8.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
-        try next { try JSONNodeDecoder.integer(UInt16.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt16.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
-        try next { try JSONNodeDecoder.integer(UInt32.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt32.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
-        try next { try JSONNodeDecoder.integer(UInt64.self, $0, $1, $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt64.self, decoder.document, index) { decoder.path(key) }
+        }
     }
 
     mutating func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
-        try next { try JSONNodeDecoder.decode(type, from: $0, at: $1, codingPath: $2) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder.decode(type, from: decoder.document, at: index, parent: decoder, key: key)
+        }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try next { try JSONNodeDecoder(document: $0, index: $1, codingPath: $2).container(keyedBy: type) }
+        try next { decoder, index, key in
+            try JSONNodeDecoder(document: decoder.document, index: index, parent: decoder, key: key).container(
+                keyedBy: type
+            )
+        }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next { try JSONNodeDecoder(document: $0, index: $1, codingPath: $2).unkeyedContainer() }
+        try next { decoder, index, key in
+            try JSONNodeDecoder(document: decoder.document, index: index, parent: decoder, key: key).unkeyedContainer()
+        }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try next { JSONNodeDecoder(document: $0, index: $1, codingPath: $2) }
+        try next { decoder, index, key in
+            JSONNodeDecoder(document: decoder.document, index: index, parent: decoder, key: key)
+        }
     }
 }
 

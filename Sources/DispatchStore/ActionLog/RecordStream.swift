@@ -21,6 +21,9 @@ final class RecordStream {
     private let reader: LineReader
     private let types: [String: any (ActionType & Decodable).Type]
     private var pending: LineReader.Line?
+    private var typeNames = ActionRecord.TypeNames()
+    /// The node array of the previous line's document, reused for the next.
+    private var spareNodes: [JSONDocument.Node] = []
     private var ended = false
     /// The torn tail, known once ``next()`` returned `nil`.
     private(set) var tornTail: ActionLog.TornTail?
@@ -63,7 +66,8 @@ final class RecordStream {
             }
             let document: JSONDocument
             do {
-                document = try JSONDocument(bytes: line.bytes)
+                document = try JSONDocument(bytes: line.bytes, reusing: spareNodes)
+                spareNodes = []
             } catch {
                 // The last line may be torn; any other is malformed.
                 if let later = try nextNonBlankLine() {
@@ -75,7 +79,9 @@ final class RecordStream {
                 ended = true
                 return nil
             }
-            return item(for: line, document)
+            let item = item(for: line, document)
+            spareNodes = document.recycledNodes()
+            return item
         }
         return nil
     }
@@ -109,7 +115,7 @@ final class RecordStream {
     private func item(for line: LineReader.Line, _ document: JSONDocument) -> Item {
         let parsed: ActionRecord.Parsed
         do {
-            parsed = try ActionRecord.parse(document)
+            parsed = try ActionRecord.parse(document, typeNames: &typeNames)
         } catch {
             return .malformed(.malformed(line: line.number, path: path, reason: error.reason))
         }
@@ -139,7 +145,7 @@ final class RecordStream {
     ) throws -> any ActionType {
         func open<Action: ActionType & Decodable>(_: Action.Type) throws -> any ActionType {
             do {
-                return try JSONNodeDecoder.decode(Action.self, from: document, at: payload, codingPath: [])
+                return try JSONNodeDecoder.decode(Action.self, from: document, at: payload)
             } catch {
                 return try JSONDecoder().decode(Payload<Action>.self, from: Data(bytes)).payload
             }

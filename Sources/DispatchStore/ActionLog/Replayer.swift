@@ -46,10 +46,13 @@ final class Replayer {
     private let window: Int
     private var lanes: [Lane] = []
     private var laneIndex: [String: Int] = [:]
-    private var routes: [ObjectIdentifier: Set<String>] = [:]
+    private var routes: [ObjectIdentifier: [Int]] = [:]
     private var unknownReported: Set<String> = []
     private var heldCount = 0
     private var mismatched: Set<Int> = []
+    /// Where each dispatch's completion leaves its result, and that completion, made once.
+    private let result = LockedBox<DispatchResult?>(nil)
+    private let capture: @Sendable (DispatchResult) -> Void
     private(set) var outcome = Outcome()
 
     /// Prepares a replay into `dispatcher`'s registered stores.
@@ -64,6 +67,7 @@ final class Replayer {
         self.dispatcher = dispatcher
         self.path = path
         self.window = max(window, 1)
+        capture = { [result] outcome in result.withLockedValue { $0 = outcome } }
         for store in dispatcher.stores {
             let start = base[store.identifier] ?? 0
             laneIndex[store.identifier] = lanes.count
@@ -97,20 +101,29 @@ final class Replayer {
                 later.append((lane, number))
             }
         }
-        let held = Held(entry: entry, remaining: ready.count + later.count)
-        guard held.remaining > 0 else { return }
-        for (lane, number) in later {
-            lanes[lane].held[number] = held
-            heldCount += 1
+        guard !ready.isEmpty || !later.isEmpty else { return }
+        var held: Held?
+        if !later.isEmpty {
+            let waiting = Held(entry: entry, remaining: ready.count + later.count)
+            for (lane, number) in later {
+                lanes[lane].held[number] = waiting
+                heldCount += 1
+            }
+            held = waiting
         }
-        if later.isEmpty && !skipped && entry.targetIdentifier == nil
-            && routeSet(of: entry) == Set(entry.storeIdentifiers)
-        {
-            apply(held, to: ready, together: true)
+        var applied = 0
+        if later.isEmpty && !skipped && entry.targetIdentifier == nil && routesMatch(entry, ready) {
+            applied = apply(entry, to: ready, together: true)
         } else {
             for item in ready {
-                apply(held, to: [item], together: false)
+                applied += apply(entry, to: [item], together: false)
             }
+        }
+        if let held {
+            held.remaining -= applied
+            if held.remaining == 0 { outcome.replayed += 1 }
+        } else if applied == ready.count {
+            outcome.replayed += 1
         }
         for item in ready {
             drain(item.lane)
@@ -163,55 +176,66 @@ final class Replayer {
         return nil
     }
 
-    private func routeSet(of entry: ActionLog.Entry) -> Set<String> {
-        let type = ObjectIdentifier(Swift.type(of: entry.action))
-        if let known = routes[type] { return known }
-        let set = Set(lanes.filter { $0.store.actionType == Swift.type(of: entry.action) }.map(\.store.identifier))
-        routes[type] = set
-        return set
+    /// Whether a plain dispatch of the entry's action reaches exactly the lanes in `ready`.
+    private func routesMatch(_ entry: ActionLog.Entry, _ ready: [(lane: Int, number: UInt64)]) -> Bool {
+        let type = Swift.type(of: entry.action)
+        let key = ObjectIdentifier(type)
+        let route: [Int]
+        if let known = routes[key] {
+            route = known
+        } else {
+            route = lanes.indices.filter { lanes[$0].store.actionType == type }
+            routes[key] = route
+        }
+        return route.count == ready.count && ready.allSatisfy { route.contains($0.lane) }
     }
 
-    /// Dispatches `held`'s action to the lanes in `items`, in one dispatch when `together`.
-    private func apply(_ held: Held, to items: [(lane: Int, number: UInt64)], together: Bool) {
-        let entry = held.entry
+    /// Dispatches `entry`'s action to the lanes in `items`, in one dispatch when `together`.
+    ///
+    /// - Returns: How many of them applied it as the log says (the others stopped).
+    private func apply(_ entry: ActionLog.Entry, to items: [(lane: Int, number: UInt64)], together: Bool) -> Int {
         let result = dispatch(entry.action, to: together ? nil : lanes[items[0].lane].store.identifier)
+        var applied = 0
         for (lane, number) in items {
             let identifier = lanes[lane].store.identifier
             let outcome = result.outcomes.first { $0.storeIdentifier == identifier }
-            guard let applied = outcome?.sequenceNumber, applied == number else {
+            guard let sequenceNumber = outcome?.sequenceNumber, sequenceNumber == number else {
                 stop(lane, .notApplied(identifier, number, as: outcome?.sequenceNumber, line: entry.line, path: path))
                 continue
             }
             lanes[lane].next = number + 1
-            let loggedFinished = !entry.unfinishedStores.contains(identifier)
+            let loggedFinished = entry.unfinishedStores.isEmpty || !entry.unfinishedStores.contains(identifier)
             if outcome?.status.isFinished != loggedFinished { mismatched.insert(entry.line) }
-            if let check = lanes[lane].checks.removeValue(forKey: number) {
+            if !lanes[lane].checks.isEmpty, let check = lanes[lane].checks.removeValue(forKey: number) {
                 verify(lane, digest: check.digest, line: check.line)
             }
-            held.remaining -= 1
-            if held.remaining == 0 { self.outcome.replayed += 1 }
+            applied += 1
         }
-        feed(checks: entry.checks, line: entry.line)
+        if !entry.checks.isEmpty { feed(checks: entry.checks, line: entry.line) }
+        return applied
     }
 
     /// Applies the held entries that `lane` now expects, one after the other.
     private func drain(_ lane: Int) {
-        while !lanes[lane].stopped, let held = lanes[lane].held.removeValue(forKey: lanes[lane].next) {
+        while !lanes[lane].stopped, !lanes[lane].held.isEmpty,
+            let held = lanes[lane].held.removeValue(forKey: lanes[lane].next)
+        {
             heldCount -= 1
-            apply(held, to: [(lane, lanes[lane].next)], together: false)
+            held.remaining -= apply(held.entry, to: [(lane, lanes[lane].next)], together: false)
+            if held.remaining == 0 { outcome.replayed += 1 }
         }
     }
 
     private func dispatch(_ action: any ActionType, to identifier: String?) -> DispatchResult {
-        let result = LockedBox<DispatchResult?>(nil)
         func open<Action: ActionType>(_ action: Action) {
-            dispatcher.dispatch(action, to: identifier, mode: .sync) { outcome in
-                result.withLockedValue { $0 = outcome }
-            }
+            dispatcher.dispatch(action, to: identifier, mode: .sync, then: capture)
         }
         open(action)
         // `.sync` runs the completion before `dispatch` returns.
-        return result.withLockedValue { $0! }
+        return result.withLockedValue { result in
+            defer { result = nil }
+            return result!
+        }
     }
 
     /// The old way, for lines without sequence numbers: one dispatch per line, in file order.
@@ -219,7 +243,8 @@ final class Replayer {
         let logged = entry.storeIdentifiers
         var handled: [String] = []
         var clean = true
-        if entry.targetIdentifier == nil && routeSet(of: entry) == Set(logged) {
+        let lanesLogged = logged.compactMap { laneIndex[$0] }.map { (lane: $0, number: UInt64(0)) }
+        if entry.targetIdentifier == nil && lanesLogged.count == logged.count && routesMatch(entry, lanesLogged) {
             let result = dispatch(entry.action, to: nil)
             handled = result.handledStores
             clean = result.succeeded

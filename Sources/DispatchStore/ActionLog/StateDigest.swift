@@ -16,6 +16,13 @@ enum StateDigest {
 
     /// The digest of one value: `Set` and `Dictionary` by their elements, anything else by encoding it.
     static func digestValue<Value: Encodable>(_ value: Value) throws -> UInt64 {
+        // The common scalars without an encoder or a dynamic cast (arrays of them call this per element).
+        if Value.self == Int.self { return number(unsafeBitCast(value, to: Int.self)) }
+        if Value.self == String.self { return string(unsafeBitCast(value, to: String.self)) }
+        if Value.self == Double.self { return floatingPoint(unsafeBitCast(value, to: Double.self)) }
+        if Value.self == Bool.self { return unsafeBitCast(value, to: Bool.self) ? yes : no }
+        if Value.self == Int64.self { return number(unsafeBitCast(value, to: Int64.self)) }
+        if Value.self == UInt64.self { return number(unsafeBitCast(value, to: UInt64.self)) }
         if let unordered = value as? any UnorderedDigestible { return try unordered.unorderedDigest() }
         let encoder = DigestEncoder()
         try value.encode(to: encoder)
