@@ -147,7 +147,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
                 + "\(tail.byteOffset)) was cut short by a crash while it was written; "
                 + (cut
                     ? "it was cut away before appending" + (tail.savedPath.map { " and saved in \($0)" } ?? "")
-                    : "it was skipped")
+                    : "it was skipped" + (tail.savedPath.map { "; its bytes were saved in \($0)" } ?? ""))
         )
     }
 
