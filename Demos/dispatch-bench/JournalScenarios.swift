@@ -76,9 +76,7 @@ final class PreparedLog: Sendable {
 
     static func of(bytes: Int) -> PreparedLog {
         if let log = logs.value[bytes] { return log }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dispatch-bench-\(getpid())")
-        try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let path = directory.appendingPathComponent("ledger-\(bytes).jsonl").path
+        let path = benchDirectory().appendingPathComponent("ledger-\(bytes).jsonl").path
         let (dispatcher, stores) = ledgerDispatcher()
         let middleware = try! ActionLogMiddleware(path: path, appending: false, checksums: .every(1_000))
         dispatcher.register(middleware: middleware)
@@ -131,6 +129,7 @@ struct PeakMemory {
 
 func journalScenarios(scale: Double) -> [Scenario] {
     let logBytes = scaled(50_000_000, scale)
+    let snapshotEvery = scaled(1_000, scale)
     atexit { PreparedLog.removeAll() }
     return [
         Scenario(
@@ -193,7 +192,100 @@ func journalScenarios(scale: Double) -> [Scenario] {
                 notes: { logNotes(log, elapsed, growth) }
             )
         },
+        recoveryScenario(
+            id: "L3B",
+            actions: scaled(20_500, scale),
+            snapshotEvery: snapshotEvery,
+            baseline: nil,
+            target: nil
+        ),
+        recoveryScenario(
+            id: "L3",
+            actions: scaled(200_500, scale),
+            snapshotEvery: snapshotEvery,
+            baseline: "L3B",
+            target: 2
+        ),
     ]
+}
+
+/// A journal directory with a history of `actions` actions, left as a crash leaves it (no last
+/// snapshot), prepared once per run of the benchmark, with the states it holds.
+final class PreparedJournal: Sendable {
+    private static let journals = Locked([Int: PreparedJournal]())
+
+    let path: String
+    let states: [Ledger]
+
+    private init(path: String, states: [Ledger]) {
+        self.path = path
+        self.states = states
+    }
+
+    static func of(actions: Int, snapshotEvery: Int) -> PreparedJournal {
+        if let journal = journals.value[actions] { return journal }
+        let path = benchDirectory().appendingPathComponent("journal-\(actions)").path
+        let (dispatcher, stores) = ledgerDispatcher()
+        let journal = try! Journal(directory: path, dispatcher: dispatcher, snapshotEvery: snapshotEvery)
+        for index in 0..<actions {
+            let (entry, target) = ledgerEntry(index)
+            dispatcher.dispatch(entry, to: target, mode: .sync)
+        }
+        precondition(journal.firstFailure == nil, "dispatch-bench: \(journal.firstFailure!)")
+        let prepared = PreparedJournal(path: path, states: stores.map(\.state))
+        journals.withLock { $0[actions] = prepared }
+        return prepared
+    }
+
+    /// A copy of the directory, for one recovery to start from.
+    func copy() -> String {
+        let target = benchDirectory().appendingPathComponent("copy-\(UUID().uuidString)").path
+        try! FileManager.default.copyItem(atPath: path, toPath: target)
+        return target
+    }
+}
+
+/// L3 and its baseline: opening a journal, that is recovering its 4 stores, from `actions` actions.
+func recoveryScenario(id: String, actions: Int, snapshotEvery: Int, baseline: String?, target: Double?) -> Scenario {
+    Scenario(
+        id: id,
+        summary: "recover 4 stores from a journal of \(actions) actions, a snapshot every \(snapshotEvery)"
+            + (baseline == nil ? "" : " (goal: within twice \(baseline!))"),
+        operations: 1,
+        baseline: baseline,
+        target: target
+    ) {
+        let prepared = PreparedJournal.of(actions: actions, snapshotEvery: snapshotEvery)
+        let directory = prepared.copy()
+        let (dispatcher, stores) = ledgerDispatcher()
+        var journal: Journal?
+        return Repetition(
+            run: {
+                journal = try? Journal(directory: directory, dispatcher: dispatcher, snapshotEvery: snapshotEvery)
+            },
+            check: {
+                defer { try? FileManager.default.removeItem(atPath: directory) }
+                guard let journal else { return "the journal did not open" }
+                guard journal.recovery.isClean else { return "recovery found problems: \(journal.recovery)" }
+                guard journal.recordCount == actions else {
+                    return "\(journal.recordCount) records, expected \(actions)"
+                }
+                return stores.map(\.state) == prepared.states ? nil : "recovered states differ from the live ones"
+            },
+            notes: {
+                guard let recovery = journal?.recovery else { return "" }
+                return
+                    "snapshot of \(recovery.snapshotRecordCount) records, then \(recovery.replayedRecordCount) replayed"
+            }
+        )
+    }
+}
+
+/// The benchmark's scratch directory, removed when it exits.
+func benchDirectory() -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dispatch-bench-\(getpid())")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
 }
 
 private func logNotes(_ log: PreparedLog, _ elapsed: Duration, _ growth: Int) -> String {

@@ -14,7 +14,7 @@ struct DispatchBenchTests {
 
         let rows = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         let ids = rows.compactMap { $0["id"] as? String }
-        #expect(ids == ["B1", "B2", "B3", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "L1", "L2"])
+        #expect(ids == ["B1", "B2", "B3", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "L1", "L2", "L3B", "L3"])
         for row in rows {
             #expect(row["ns_per_op"] is Double || row["ns_per_op"] is Int, "\(row)")
             #expect(row["baseline"] is String, "\(row)")
@@ -22,6 +22,8 @@ struct DispatchBenchTests {
         }
         let s7 = try #require(rows.first { $0["id"] as? String == "S7" })
         #expect(s7["baseline"] as? String == "S1")
+        let l3 = try #require(rows.first { $0["id"] as? String == "L3" })
+        #expect(l3["baseline"] as? String == "L3B")
     }
 
     @Test("bad arguments are refused with a message")
