@@ -103,94 +103,34 @@ final class PreparedLog: Sendable {
     }
 }
 
-/// Peak resident memory since the last reset, in bytes (Linux: `VmHWM`, reset through
-/// `/proc/self/clear_refs`; elsewhere 0).
-struct PeakMemory {
-    private let start: Int
-
-    /// Resets the peak to the current resident size and remembers it.
-    init() {
-        if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
-            handle.write(Data("5".utf8))
-            handle.closeFile()
-        }
-        start = residentMemory()
-    }
-
-    /// How far the peak rose above the resident size at `init`.
-    var growth: Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return max(0, kilobytes * 1_024 - start)
-    }
-}
-
 func journalScenarios(scale: Double) -> [Scenario] {
     let logBytes = scaled(50_000_000, scale)
     let snapshotEvery = scaled(1_000, scale)
     atexit { PreparedLog.removeAll() }
     return [
-        Scenario(
+        logScenario(
             id: "L1",
-            summary: "read a 50 MB action log, entry by entry (ns: the whole log; goal: < 1 s, growth < 50 MB)",
-            operations: 1,
-            baseline: nil,
-            target: nil
-        ) {
-            let log = PreparedLog.of(bytes: logBytes)
-            var count = 0
-            var peak = PeakMemory()
-            var growth = 0
-            let clock = ContinuousClock()
-            var elapsed = Duration.zero
-            return Repetition(
-                run: {
-                    peak = PeakMemory()
-                    elapsed = clock.measure {
-                        let summary = try? ActionLog.forEachEntry(in: log.path, actionTypes: [LedgerEntry.self]) { _ in
-                        }
-                        count = summary?.entryCount ?? -1
-                    }
-                    growth = peak.growth
-                },
-                check: { expect(count, log.lines, "entries read") },
-                notes: { logNotes(log, elapsed, growth) }
-            )
+            summary: "read a 50 MB action log, entry by entry (goals: under 1 s, memory growth under 50 MB)",
+            bytes: logBytes,
+            limit: Scenario.Limit(seconds: 1 * scale, megabytes: 50)
+        ) { log in
+            let summary = try? ActionLog.forEachEntry(in: log.path, actionTypes: [LedgerEntry.self]) { _ in }
+            let count = summary?.entryCount ?? -1
+            return { expect(count, log.lines, "entries read") }
         },
-        Scenario(
+        logScenario(
             id: "L2",
-            summary: "replay a 50 MB action log into 4 stores (ns: the whole log; goal: < 1 s, growth < 50 MB)",
-            operations: 1,
-            baseline: nil,
-            target: nil
-        ) {
-            let log = PreparedLog.of(bytes: logBytes)
+            summary: "replay a 50 MB action log into 4 stores (goals: under 1 s, memory growth under 50 MB)",
+            bytes: logBytes,
+            limit: Scenario.Limit(seconds: 1 * scale, megabytes: 50)
+        ) { log in
             let (dispatcher, stores) = ledgerDispatcher()
-            var report: ActionLog.ReplayReport?
-            var peak = PeakMemory()
-            var growth = 0
-            let clock = ContinuousClock()
-            var elapsed = Duration.zero
-            return Repetition(
-                run: {
-                    peak = PeakMemory()
-                    elapsed = clock.measure {
-                        report = try? ActionLog.replay(
-                            contentsOf: log.path,
-                            into: dispatcher,
-                            actionTypes: [LedgerEntry.self]
-                        )
-                    }
-                    growth = peak.growth
-                },
-                check: {
-                    guard let report, report.succeeded else { return "replay failed: \(String(describing: report))" }
-                    return stores.map(\.state) == log.states ? nil : "replayed states differ from the live ones"
-                },
-                notes: { logNotes(log, elapsed, growth) }
-            )
+            let report = try? ActionLog.replay(contentsOf: log.path, into: dispatcher, actionTypes: [LedgerEntry.self])
+            let states = stores.map(\.state)
+            return {
+                guard let report, report.succeeded else { return "replay failed: \(String(describing: report))" }
+                return states == log.states ? nil : "replayed states differ from the live ones"
+            }
         },
         recoveryScenario(
             id: "L3B",
@@ -247,7 +187,7 @@ final class PreparedJournal: Sendable {
 
 /// L3 and its baseline: opening a journal, that is recovering its 4 stores, from `actions` actions.
 func recoveryScenario(id: String, actions: Int, snapshotEvery: Int, baseline: String?, target: Double?) -> Scenario {
-    Scenario(
+    var scenario = Scenario(
         id: id,
         summary: "recover 4 stores from a journal of \(actions) actions, a snapshot every \(snapshotEvery)"
             + (baseline == nil ? "" : " (goal: within twice \(baseline!))"),
@@ -279,6 +219,8 @@ func recoveryScenario(id: String, actions: Int, snapshotEvery: Int, baseline: St
             }
         )
     }
+    scenario.showsTotal = true
+    return scenario
 }
 
 /// The benchmark's scratch directory, removed when it exits.
@@ -288,16 +230,32 @@ func benchDirectory() -> URL {
     return directory
 }
 
-private func logNotes(_ log: PreparedLog, _ elapsed: Duration, _ growth: Int) -> String {
-    let size = (try? FileManager.default.attributesOfItem(atPath: log.path)[.size] as? Int) ?? 0
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let verdict = seconds < 1 && growth < 50 << 20 ? "" : "; goal MISSED"
-    return String(
-        format: "%.1f MB, %d lines: %.3f s, peak memory growth %.1f MB%@",
-        Double(size) / 1e6,
-        log.lines,
-        seconds,
-        Double(growth) / 1_048_576,
-        verdict
-    )
+/// L1 and L2: `body` reads a log of `bytes` bytes and returns the check of what it did.
+private func logScenario(
+    id: String,
+    summary: String,
+    bytes: Int,
+    limit: Scenario.Limit,
+    body: @escaping (PreparedLog) -> () -> String?
+) -> Scenario {
+    var scenario = Scenario(id: id, summary: summary, operations: 1, baseline: nil, target: nil, limit: limit) {
+        let log = PreparedLog.of(bytes: bytes)
+        let memory = MemoryProbe()
+        var check: () -> String? = { "not run" }
+        return Repetition(
+            run: {
+                memory.start(trimming: false)
+                check = body(log)
+                memory.stop()
+            },
+            check: { check() },
+            notes: {
+                let size = (try? FileManager.default.attributesOfItem(atPath: log.path)[.size] as? Int) ?? 0
+                return String(format: "%.1f MB, %d lines; ", Double(size) / 1e6, log.lines) + memory.notes
+            },
+            memoryGrowth: { memory.peakGrowth }
+        )
+    }
+    scenario.showsTotal = true
+    return scenario
 }

@@ -12,8 +12,38 @@ struct Scenario {
     let baseline: String?
     /// The most `ratio` may be, if the scenario has a target.
     let target: Double?
+    /// The most one repetition may take, in time and in memory, if the scenario has such goals.
+    var limit: Limit?
+    /// Whether the table shows the time of a whole repetition (for the scaling rows).
+    var showsTotal = false
     /// Prepares a repetition and returns the timed body and the check that follows it.
     let prepare: () -> Repetition
+
+    /// Absolute goals for one repetition.
+    struct Limit {
+        /// The most one repetition may take, in seconds.
+        var seconds: Double?
+        /// The most the memory may grow during one repetition, in MB.
+        var megabytes: Double?
+    }
+
+    init(
+        id: String,
+        summary: String,
+        operations: Int,
+        baseline: String?,
+        target: Double?,
+        limit: Limit? = nil,
+        prepare: @escaping () -> Repetition
+    ) {
+        self.id = id
+        self.summary = summary
+        self.operations = operations
+        self.baseline = baseline
+        self.target = target
+        self.limit = limit
+        self.prepare = prepare
+    }
 }
 
 /// A prepared repetition of a scenario.
@@ -24,6 +54,8 @@ struct Repetition {
     let check: () -> String?
     /// Extra facts to report (for example memory), computed after `run`.
     var notes: () -> String = { "" }
+    /// How much the memory grew during `run`, in MB, for a scenario with a memory goal.
+    var memoryGrowth: () -> Double? = { nil }
 }
 
 /// The measured result of a scenario.
@@ -36,10 +68,21 @@ struct Measurement {
     /// The median of the per-round ratios to the baseline measured in the same round.
     var ratio: Double?
     var notes: String
+    /// The largest memory growth over the rounds, warm-up included, in MB, when the scenario reports it.
+    var memoryGrowth: Double?
 
+    /// The time one repetition took (the median), in seconds.
+    var seconds: Double {
+        nanosecondsPerOperation * Double(scenario.operations) / 1e9
+    }
+
+    /// Whether every goal of the scenario was met; `nil` when it has none.
     var meetsTarget: Bool? {
-        guard let target = scenario.target, let ratio else { return nil }
-        return ratio <= target
+        var verdicts: [Bool] = []
+        if let target = scenario.target, let ratio { verdicts.append(ratio <= target) }
+        if let seconds = scenario.limit?.seconds { verdicts.append(self.seconds <= seconds) }
+        if let megabytes = scenario.limit?.megabytes, let memoryGrowth { verdicts.append(memoryGrowth <= megabytes) }
+        return verdicts.isEmpty ? nil : verdicts.allSatisfy { $0 }
     }
 }
 
@@ -51,6 +94,7 @@ func measure(_ scenarios: [Scenario], rounds: Int, progress: (String) -> Void) t
     let clock = ContinuousClock()
     var samples: [String: [Double]] = [:]
     var notes: [String: String] = [:]
+    var growth: [String: Double] = [:]
     for round in 0...rounds {
         progress(round == 0 ? "warm-up round" : "round \(round) of \(rounds)")
         for scenario in scenarios {
@@ -60,6 +104,7 @@ func measure(_ scenarios: [Scenario], rounds: Int, progress: (String) -> Void) t
                 throw BenchmarkFailure(message: "\(scenario.id) produced a wrong result: \(problem)")
             }
             notes[scenario.id] = repetition.notes()
+            if let grown = repetition.memoryGrowth() { growth[scenario.id] = max(growth[scenario.id] ?? grown, grown) }
             guard round > 0 else { continue }
             let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
             samples[scenario.id, default: []].append(nanoseconds / Double(scenario.operations))
@@ -72,7 +117,8 @@ func measure(_ scenarios: [Scenario], rounds: Int, progress: (String) -> Void) t
             nanosecondsPerOperation: median(own),
             baselineNanoseconds: nil,
             ratio: nil,
-            notes: notes[scenario.id] ?? ""
+            notes: notes[scenario.id] ?? "",
+            memoryGrowth: growth[scenario.id]
         )
         if let baseline = scenario.baseline, let reference = samples[baseline] {
             measurement.baselineNanoseconds = median(reference)

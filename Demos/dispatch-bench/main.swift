@@ -49,7 +49,9 @@ while let argument = arguments.popFirst() {
     }
 }
 
-let all = baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + journalScenarios(scale: scale)
+let all =
+    baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + scaleScenarios(scale: scale)
+    + journalScenarios(scale: scale)
 let wanted: [Scenario] = {
     guard let only else { return all }
     let baselines = Set(all.filter { only.contains($0.id) }.compactMap(\.baseline))
@@ -81,6 +83,11 @@ if json {
             "operations": measurement.scenario.operations,
             "summary": measurement.scenario.summary,
             "notes": measurement.notes,
+            "seconds": (measurement.seconds * 1e6).rounded() / 1e6,
+            "limit_seconds": measurement.scenario.limit?.seconds as Any? ?? NSNull(),
+            "limit_megabytes": measurement.scenario.limit?.megabytes as Any? ?? NSNull(),
+            "memory_growth_megabytes": measurement.memoryGrowth.map { ($0 * 100).rounded() / 100 } as Any? ?? NSNull(),
+            "meets_target": measurement.meetsTarget as Any? ?? NSNull(),
         ]
     }
     let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
@@ -96,9 +103,17 @@ if json {
                 String(format: "%@ %.1f", id, measurement.baselineNanoseconds ?? 0)
             } ?? "-"
         let ratio = measurement.ratio.map { String(format: "%.2f", $0) } ?? "-"
-        let target = measurement.scenario.target.map { String(format: "<= %g", $0) } ?? "-"
+        var goals = measurement.scenario.target.map { [String(format: "<= %g", $0)] } ?? []
+        if let seconds = measurement.scenario.limit?.seconds { goals.append(String(format: "<= %g s", seconds)) }
+        if let megabytes = measurement.scenario.limit?.megabytes { goals.append(String(format: "<= %g MB", megabytes)) }
+        let target = goals.isEmpty ? "-" : goals.joined(separator: ", ")
         let verdict = measurement.meetsTarget.map { $0 ? "" : "  (MISSED)" } ?? ""
-        let notes = measurement.notes.isEmpty ? "" : " [\(measurement.notes)]"
+        var facts: [String] = []
+        if measurement.scenario.limit != nil || measurement.scenario.showsTotal {
+            facts.append(String(format: "%.3f s per repetition", measurement.seconds))
+        }
+        if !measurement.notes.isEmpty { facts.append(measurement.notes) }
+        let notes = facts.isEmpty ? "" : " [\(facts.joined(separator: "; "))]"
         print(
             "\(pad(measurement.scenario.id, 4)) \(pad(String(format: "%.1f", measurement.nanosecondsPerOperation), 11)) "
                 + "\(pad(baseline, 16)) \(pad(ratio, 8)) \(pad(target, 8)) \(measurement.scenario.summary)\(notes)\(verdict)"

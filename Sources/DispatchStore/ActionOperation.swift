@@ -255,6 +255,21 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         lifecycle.withLockedValue { $0.finishHook = hook }
     }
 
+    /// Detaches the finish hook of an operation the dispatcher gave up on (a timeout, a shutdown):
+    /// its finishing later reaches nobody.
+    ///
+    /// - Returns: Whether the hook was detached; `false` when the operation finished or is finishing
+    ///   (the hook then runs, or ran, as usual).
+    func detachFinishHook() -> Bool {
+        lifecycle.withLockedValue { lifecycle in
+            guard lifecycle.phase != .finishing, lifecycle.phase != .finished, lifecycle.finishHook != nil else {
+                return false
+            }
+            lifecycle.finishHook = nil
+            return true
+        }
+    }
+
     /// Starts the operation on the calling thread.
     ///
     /// - Returns: The status and whether the body ran, when the operation finished before `start()`

@@ -22,8 +22,9 @@ extension Dispatcher {
     ///   - identifier: The identifier of the one store to reach; `nil` reaches every store whose
     ///     action type is the action's type.
     ///   - mode: Where the operations run; ``DispatchMode/async`` by default. With
-    ///     ``DispatchMode/sync`` they run on the awaiting task's thread, which they then block:
-    ///     keep that for reductions that finish at once.
+    ///     ``DispatchMode/sync`` they start on the awaiting task's thread (an inline reduction
+    ///     completes there at once); an operation that runs on suspends the task, never blocks its
+    ///     thread, and the task's cancellation cancels it like in the other modes.
     ///   - timeout: How long the operations may run once started; see
     ///     ``dispatch(_:to:mode:timeout:then:)``.
     /// - Returns: How the transaction ended; after ``shutdown(_:timeout:)``, a result whose error is
@@ -45,7 +46,8 @@ extension Dispatcher {
                     to: identifier,
                     mode: mode,
                     timeout: timeout,
-                    startCancelled: Task.isCancelled
+                    startCancelled: Task.isCancelled,
+                    awaited: true
                 ) { result in
                     continuation.resume(returning: result)
                 }
@@ -115,8 +117,10 @@ extension Dispatcher {
     /// - Parameters:
     ///   - policy: Whether to let the transactions in flight finish (the default) or cancel them.
     ///   - timeout: The longest to wait for them. When it passes, the transactions still in flight
-    ///     are cancelled and waited for once more, at most as long again; `nil` waits as long as it
-    ///     takes.
+    ///     are cancelled and waited for once more, at most as long again. Those still running then
+    ///     (an operation ignores cancellation) are given up on: each gets its completion at once,
+    ///     with the stores still running reported as cancelled (``ShutdownReport/abandoned``), and
+    ///     the shutdown waits for the rest at most as long again. `nil` waits as long as it takes.
     /// - Returns: What the shutdown did. Calling it again waits again and reports again; the
     ///   dispatcher stays shut down.
     /// - Note: Like ``waitForIdle(timeout:)``, this does not wait for `.sync` dispatches running on
@@ -129,10 +133,16 @@ extension Dispatcher {
         var cancelled = 0
         var timedOut = false
         if policy == .cancel { cancelled += engine.cancelInFlight() }
+        var abandoned = 0
         var idle = await waitForIdle(timeout: timeout)
         if !idle {
             timedOut = true
             cancelled += engine.cancelInFlight()
+            idle = await waitForIdle(timeout: timeout)
+        }
+        if !idle {
+            // Operations that ignore cancellation: end their transactions without them.
+            abandoned = engine.giveUpInFlight()
             idle = await waitForIdle(timeout: timeout)
         }
         let after = engine.laneCounts
@@ -142,7 +152,8 @@ extension Dispatcher {
             rejected: engine.rejectedDispatches,
             timedOut: timedOut,
             isIdle: idle,
-            duration: clock.now - start
+            duration: clock.now - start,
+            abandoned: abandoned
         )
     }
 }

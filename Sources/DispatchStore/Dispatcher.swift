@@ -156,7 +156,15 @@ public final class Dispatcher: Sendable {
         timeout: Duration? = nil,
         then completion: (@Sendable (DispatchResult) -> Void)? = nil
     ) -> Transaction {
-        dispatch(action, to: identifier, mode: mode, timeout: timeout, startCancelled: false, then: completion)
+        dispatch(
+            action,
+            to: identifier,
+            mode: mode,
+            timeout: timeout,
+            startCancelled: false,
+            awaited: false,
+            then: completion
+        )
     }
 
     /// The generic front of `dispatch` and `perform`.
@@ -170,6 +178,7 @@ public final class Dispatcher: Sendable {
         mode: DispatchMode,
         timeout: Duration?,
         startCancelled: Bool,
+        awaited: Bool,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
         withUnsafePointer(to: action) { pointer in
@@ -181,6 +190,7 @@ public final class Dispatcher: Sendable {
                 mode: mode,
                 timeout: timeout,
                 startCancelled: startCancelled,
+                awaited: awaited,
                 owner: self,
                 then: completion
             )

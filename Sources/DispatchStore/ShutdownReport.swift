@@ -9,6 +9,14 @@ public struct ShutdownReport: Sendable, Hashable, CustomStringConvertible {
     public let rejected: Int
     /// Whether the timeout passed with transactions still in flight (they were then cancelled).
     public let timedOut: Bool
+    /// How many transactions the shutdown gave up on: still running when the timeout had passed
+    /// twice, because an operation ignored cancellation.
+    ///
+    /// Each got its completion before the shutdown returned, with the stores still running
+    /// reported as cancelled and an error with code ``DispatchError/Code/timedOut``; their
+    /// operations finishing later reach no completion and commit nothing. Counted in
+    /// ``completed`` and ``cancelled`` as well.
+    public let abandoned: Int
     /// Whether nothing was left in flight when the report was made.
     public let isIdle: Bool
     /// How long the shutdown took.
@@ -23,13 +31,23 @@ public struct ShutdownReport: Sendable, Hashable, CustomStringConvertible {
     ///   - timedOut: Whether the timeout passed.
     ///   - isIdle: Whether nothing was left in flight.
     ///   - duration: How long the shutdown took.
-    public init(completed: Int, cancelled: Int, rejected: Int, timedOut: Bool, isIdle: Bool, duration: Duration) {
+    ///   - abandoned: How many transactions the shutdown gave up on.
+    public init(
+        completed: Int,
+        cancelled: Int,
+        rejected: Int,
+        timedOut: Bool,
+        isIdle: Bool,
+        duration: Duration,
+        abandoned: Int = 0
+    ) {
         self.completed = completed
         self.cancelled = cancelled
         self.rejected = rejected
         self.timedOut = timedOut
         self.isIdle = isIdle
         self.duration = duration
+        self.abandoned = abandoned
     }
 
     /// A line such as `shutdown: 12 transactions completed (0 cancelled), 1 dispatch rejected, idle`.
@@ -38,7 +56,9 @@ public struct ShutdownReport: Sendable, Hashable, CustomStringConvertible {
             "\(value) \(value == 1 ? noun : plural)"
         }
         let state = isIdle ? "idle" : "not idle"
-        return "shutdown: \(count(completed, "transaction", "transactions")) completed (\(cancelled) cancelled), "
+        let given = abandoned > 0 ? ", \(abandoned) given up" : ""
+        return
+            "shutdown: \(count(completed, "transaction", "transactions")) completed (\(cancelled) cancelled\(given)), "
             + "\(count(rejected, "dispatch", "dispatches")) rejected, \(timedOut ? "timed out, " : "")\(state)"
     }
 }

@@ -34,16 +34,9 @@ extension Store {
             self?.removeSubscription(id: id)
         }
         let end: @Sendable () -> Void = { continuation.finish() }
-        addStream(id: id, end: end) { current, queued in
+        addStream(id: id, end: end) { current in
             continuation.yield(current)
-            // Only touched by the delivery loop, under the store's delivery lock.
-            var skipped = 0
             return ObserverEntry(id: id, object: nil, group: nil) { state, _ in
-                // The changes queued before the subscription are already in `current`.
-                guard skipped >= queued else {
-                    skipped += 1
-                    return
-                }
                 continuation.yield(state.assumingMemoryBound(to: State.self).pointee)
             }
         }

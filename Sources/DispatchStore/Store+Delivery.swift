@@ -1,43 +1,85 @@
 extension Store {
-    /// Calls the observers with every queued change, in commit order.
+    /// Calls the observers with every queued change, in commit order, and returns once the changes
+    /// queued so far were delivered.
     ///
-    /// Waits while another thread delivers this store's changes (then delivers what is left), except
-    /// when this thread is itself inside an observer callback: it then leaves the work to the thread
-    /// already delivering, which delivers everything queued, so that two threads each delivering one
-    /// store and dispatching `.sync` into the other cannot deadlock.
+    /// Waits while another thread delivers this store's changes (then delivers what is left). From
+    /// inside an observer callback, where that thread may in turn wait for a store this thread is
+    /// delivering, it waits through ``DeliveryWaits``, which helps deliver meanwhile, so that two
+    /// threads each delivering one store and dispatching `.sync` into the other cannot deadlock.
     func deliverPendingChanges() {
         let context = ThreadContext.current
         if context.deliveryDepth == 0 {
             deliveryLock.lock()
         } else if !deliveryLock.tryLock() {
+            waitForDelivery()
             return
         }
-        context.deliveryDepth += 1
-        defer {
-            context.deliveryDepth -= 1
-            deliveryLock.unlock()
+        deliverLocked(context: context)
+    }
+
+    /// Delivers the queued changes if this thread can take the delivery at once (it is free, or this
+    /// thread holds it further up its stack); see ``DeliveryWaits``.
+    func deliverPendingChangesIfFree() {
+        guard deliveryLock.tryLock() else { return }
+        deliverLocked(context: ThreadContext.current)
+    }
+
+    /// Waits until another thread delivered the changes queued so far, helping meanwhile.
+    private func waitForDelivery() {
+        guarded.lock()
+        let queued = UInt64(pendingChanges.count)
+        let (target, delivered) = withBookkeepingLocked { bookkeeping in
+            let target = bookkeeping.takenChanges + queued
+            let delivered = bookkeeping.deliveredChanges >= target
+            if !delivered { bookkeeping.deliveryWaiters += 1 }
+            return (target, delivered)
         }
+        guarded.unlock()
+        guard !delivered else { return }
+        DeliveryWaits.shared.wait(for: self) {
+            guarded.withLockedValue { $0.deliveredChanges >= target }
+        }
+        guarded.withLockedValue { $0.deliveryWaiters -= 1 }
+    }
+
+    /// Delivers every queued change, then releases the delivery lock, which the caller holds.
+    ///
+    /// The delivery ends under the store's lock: a change queued after the last look at the queue
+    /// finds the delivery free, so that its committer delivers it.
+    private func deliverLocked(context: ThreadContext) {
+        context.deliveryDepth += 1
         while true {
             if cursor.change == nil {
                 guarded.lock()
-                guard let next = pendingChanges.popFirst() else {
-                    guarded.unlock()
-                    break
+                let next = pendingChanges.popFirst()
+                let (number, waited) = withBookkeepingLocked { bookkeeping in
+                    let number = bookkeeping.takenChanges
+                    bookkeeping.deliveredChanges = number
+                    if next != nil { bookkeeping.takenChanges += 1 }
+                    return (number, bookkeeping.deliveryWaiters > 0)
                 }
-                let observers = withBookkeepingLocked { $0.observers }
+                guard let next else {
+                    if cursor.position.pointee.sawReleasedObserver { removeReleasedObserversLocked() }
+                    context.deliveryDepth -= 1
+                    deliveryLock.unlock()
+                    guarded.unlock()
+                    if waited { DeliveryWaits.shared.wake() }
+                    return
+                }
+                let observers = withBookkeepingLocked { $0.observers.currentSet() }
                 guarded.unlock()
-                cursor.start(next, observers: observers)
+                if waited { DeliveryWaits.shared.wake() }
+                cursor.start(next, number: number, observers: observers)
             }
             deliverCurrentChange()
         }
-        if cursor.position.pointee.sawReleasedObserver {
-            cursor.position.pointee.sawReleasedObserver = false
-            guarded.withLockedValue { bookkeeping in
-                let released = { (entry: ObserverEntry) in entry.isBoundToObject && entry.object == nil }
-                if let smaller = bookkeeping.observers.removing(where: released) {
-                    bookkeeping.observers = smaller
-                }
-            }
+    }
+
+    /// Drops the subscriptions whose object was released; call holding both locks.
+    private func removeReleasedObserversLocked() {
+        cursor.position.pointee.sawReleasedObserver = false
+        withBookkeepingLocked { bookkeeping in
+            bookkeeping.observers.removeAll { $0.isBoundToObject && $0.object == nil }
         }
     }
 

@@ -102,6 +102,16 @@ extension Store {
         return .running(operation)
     }
 
+    func abandon(_ operation: Operation) {
+        guard let operation = operation as? ActionOperation<State, Action>, operation.detachFinishHook() else { return }
+        guarded.lock()
+        withBookkeepingLocked { $0.operationsInFlight -= 1 }
+        // What the operation changed so far was held back for its commit, which will not come.
+        let queued = queueUpdateIfObservedLocked()
+        guarded.unlock()
+        if queued { deliverPendingChanges() }
+    }
+
     /// Commits the end of one of this store's operations: numbers the action if the body ran, and
     /// queues the change for the observers.
     ///

@@ -1,8 +1,11 @@
 extension Store {
-    /// Adds a subscription.
+    /// Adds a subscription, which receives the changes committed from now on.
     @usableFromInline
     func addObserver(_ entry: ObserverEntry) {
-        guarded.withLockedValue { $0.observers = $0.observers.adding(entry) }
+        guarded.lock()
+        entry.since = nextChangeNumberLocked
+        withBookkeepingLocked { $0.observers.add(entry) }
+        guarded.unlock()
     }
 
     /// Adds a key-path subscription, joining the group of subscriptions to the same key path.
@@ -20,27 +23,33 @@ extension Store {
         makeGroup: (State) -> KeyPathGroup,
         makeCall: (KeyPathGroup) -> ObserverEntry.Call
     ) {
-        guarded.withLockedValue { bookkeeping in
-            let group = bookkeeping.observers.group(for: keyPath) ?? makeGroup(storage.pointee)
-            let entry = ObserverEntry(id: id, object: nil, group: group, call: makeCall(group))
-            bookkeeping.observers = bookkeeping.observers.adding(entry)
+        guarded.lock()
+        let since = nextChangeNumberLocked
+        let existing = withBookkeepingLocked { $0.observers.group(for: keyPath) }
+        let group: KeyPathGroup
+        if let existing {
+            group = existing
+        } else {
+            group = makeGroup(storage.pointee)
+            group.since = since
         }
+        let entry = ObserverEntry(id: id, object: nil, group: group, call: makeCall(group))
+        entry.since = since
+        withBookkeepingLocked { $0.observers.add(entry) }
+        guarded.unlock()
     }
 
     /// Ends a subscription (and forgets how to end it, for a state stream).
     @usableFromInline
     func removeSubscription(id: UInt64) {
         guarded.withLockedValue { bookkeeping in
-            if let smaller = bookkeeping.observers.removing(where: { $0.id == id }) {
-                bookkeeping.observers = smaller
-            }
+            bookkeeping.observers.remove(id: id)
             bookkeeping.streamEnds[id] = nil
         }
     }
 
-    /// Adds a state stream's subscription: `makeEntry` gets the current state and how many changes
-    /// are queued but not delivered yet (which the subscription must skip: they were committed
-    /// before it), all read at one instant with the subscription's start.
+    /// Adds a state stream's subscription: `makeEntry` gets the current state, read at one instant
+    /// with the subscription's start (the subscription receives the changes committed after it).
     ///
     /// - Parameters:
     ///   - id: The subscription's identifier.
@@ -49,12 +58,21 @@ extension Store {
     func addStream(
         id: UInt64,
         end: @escaping @Sendable () -> Void,
-        makeEntry: (_ current: State, _ queued: Int) -> ObserverEntry
+        makeEntry: (_ current: State) -> ObserverEntry
     ) {
-        guarded.withLockedValue { bookkeeping in
-            bookkeeping.observers = bookkeeping.observers.adding(makeEntry(storage.pointee, pendingChanges.count))
+        guarded.lock()
+        let entry = makeEntry(storage.pointee)
+        entry.since = nextChangeNumberLocked
+        withBookkeepingLocked { bookkeeping in
+            bookkeeping.observers.add(entry)
             bookkeeping.streamEnds[id] = end
         }
+        guarded.unlock()
+    }
+
+    /// The number the next change queued will get; call with the store's lock held.
+    private var nextChangeNumberLocked: UInt64 {
+        withBookkeepingLocked { $0.takenChanges } + UInt64(pendingChanges.count)
     }
 
     /// Ends every state stream (the store was unregistered).
@@ -71,10 +89,9 @@ extension Store {
     /// Ends the subscriptions bound to `object`, and those whose object was released.
     func removeObservers(boundTo object: AnyObject) {
         guarded.withLockedValue { bookkeeping in
-            let bound = { (entry: ObserverEntry) in
+            bookkeeping.observers.removeAll { entry in
                 entry.isBoundToObject && (entry.object == nil || entry.object === object)
             }
-            if let smaller = bookkeeping.observers.removing(where: bound) { bookkeeping.observers = smaller }
         }
     }
 }

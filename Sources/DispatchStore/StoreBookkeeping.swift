@@ -8,8 +8,14 @@ struct StoreBookkeeping {
     var operationsInFlight = 0
     /// The sequence number of the last action the store applied; 0 before the first.
     var sequenceNumber: UInt64 = 0
+    /// How many queued changes a delivery took so far, and how many of those all the observers
+    /// were called with (the one being delivered is not).
+    var takenChanges: UInt64 = 0
+    var deliveredChanges: UInt64 = 0
+    /// How many threads wait for another thread to deliver this store's changes.
+    var deliveryWaiters = 0
     /// The subscriptions.
-    var observers = ObserverSet()
+    var observers = ObserverRegistry()
     /// The dispatcher the store is registered with.
     var owner: ObjectIdentifier?
     /// Ends the state streams (`states(bufferingNewest:)`), by subscription id.

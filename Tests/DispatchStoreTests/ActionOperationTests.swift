@@ -310,6 +310,40 @@ struct TimeoutTests {
         #expect(counter.state.count == 11)
     }
 
+    @Test(
+        "after an operation that never finishes timed out, the store's later changes still reach its observers",
+        arguments: [DispatchMode.sync, .serial, .async]
+    )
+    func observersAfterTimeout(mode: DispatchMode) throws {
+        /// Changes the state, then never finishes, even when cancelled.
+        final class HalfDoneReducer: Reducer<Counter, CounterAction> {
+            override func operation(
+                for action: CounterAction,
+                in store: Store<Counter, CounterAction>
+            ) -> ActionOperation<Counter, CounterAction> {
+                ActionOperation(action: action, store: store) { _, _, store in
+                    store.updateState { $0.count += 1 }
+                }
+            }
+        }
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore("stuck", reducer: HalfDoneReducer())
+        try dispatcher.register(store: store)
+        let seen = Shared<[Int]>([])
+        let subscription = store.subscribe { state, _ in seen.append(state.count) }
+
+        let result = try #require(
+            dispatchAndWait(dispatcher, CounterAction.increase, mode: mode, timeout: .milliseconds(50))
+        )
+        #expect(result.error?.code == .timedOut)
+        // The change the stuck operation made is delivered when the dispatcher gives up on it.
+        #expect(seen.current == [1])
+
+        store.updateState { $0.count = 10 }
+        #expect(seen.current == [1, 10])
+        subscription.cancel()
+    }
+
     @Test("a timeout leaves operations that finish in time alone")
     func finishesInTime() throws {
         let dispatcher = Dispatcher()

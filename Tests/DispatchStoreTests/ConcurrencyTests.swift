@@ -47,17 +47,30 @@ struct PerformTests {
         #expect(unknown.error?.storeIdentifier == "third")
     }
 
-    @Test("cancelling the awaiting task cancels the transaction and the result says so")
-    func cancellingTheTaskCancelsTheTransaction() async throws {
+    @Test(
+        "cancelling the awaiting task cancels the transaction and the result says so",
+        arguments: [DispatchMode.serial, .async, .sync]
+    )
+    func cancellingTheTaskCancelsTheTransaction(mode: DispatchMode) async throws {
         let dispatcher = Dispatcher()
         let reducer = CancellableCounterReducer()
         try dispatcher.register(store: makeCounterStore("slow", reducer: reducer))
         let follower = makeCounterStore("follower", waitsFor: ["slow"])
         try dispatcher.register(store: follower)
+        let returned = Gate()
 
-        let task = Task { await dispatcher.perform(CounterAction.increase, mode: .serial) }
+        let task = Task {
+            let result = await dispatcher.perform(CounterAction.increase, mode: mode)
+            returned.open()
+            return result
+        }
         #expect(await reducer.started.wait())
         task.cancel()
+        // A `.sync` perform used to block its thread until the operation finished on its own.
+        guard await returned.wait(seconds: 30) else {
+            Issue.record("perform(mode: \(mode)) did not return after its task was cancelled")
+            return
+        }
         let result = await task.value
 
         #expect(result.wasCancelled)
@@ -89,6 +102,40 @@ struct PerformTests {
         #expect(store.state.count == 0)
         let id = result.transaction.id
         #expect(log.events.current == ["will \(id) counter", "did \(id) counter", "finish \(id)"])
+    }
+
+    @Test("a .sync perform whose operation runs on suspends the task instead of blocking its thread")
+    func syncPerformSuspends() async throws {
+        let dispatcher = Dispatcher()
+        let gate = Gate()
+        // As many performs as the cooperative pool has threads: blocking, they would hold them all.
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        let started = Countdown(width)
+        let store = makeCounterStore(reducer: GatedCounterReducer(gate: gate, started: started))
+        try dispatcher.register(store: store)
+        // A thread outside the pool opens the gate if this test's task cannot run again (a failure).
+        let resumed = Gate()
+        let rescued = Shared(false)
+        Thread.detachNewThread {
+            if !resumed.wait(seconds: 30) {
+                rescued.withLock { $0 = true }
+                gate.open()
+            }
+        }
+        let performing = (0..<width).map { _ in
+            Task { await dispatcher.perform(CounterAction.add(2), mode: .sync) }
+        }
+        #expect(await started.wait())
+
+        resumed.open()
+        gate.open()
+        var results: [DispatchResult] = []
+        for task in performing { results.append(await task.value) }
+
+        #expect(!rescued.current, "the performing tasks held every thread of the pool")
+        #expect(results.allSatisfy { $0.succeeded && $0.transaction.mode == .sync })
+        #expect(Set(results.compactMap { $0.outcomes.first?.sequenceNumber }) == Set(1...UInt64(width)))
+        #expect(store.state.count == 2 * width)
     }
 
     @Test("perform after shutdown returns a shutDown error and reaches no store")
@@ -329,6 +376,50 @@ struct ShutdownTests {
         #expect(report.isIdle)
         #expect(result.current?.wasCancelled == true)
         #expect(report.description.contains("timed out"))
+    }
+
+    @Test(
+        "shutdown with a timeout completes a transaction whose operation ignores cancellation, once, before it returns",
+        arguments: [DispatchMode.async, .serial]
+    )
+    func shutdownGivesUp(mode: DispatchMode) async throws {
+        let dispatcher = Dispatcher()
+        let gate = Gate()
+        let started = Gate()
+        // Ignores cancellation: finishes only when the gate opens, after the shutdown.
+        let stuck = makeCounterStore("stuck", reducer: GatedCounterReducer(gate: gate, started: started))
+        let counter = makeCounterStore("counter")
+        try dispatcher.register(store: stuck)
+        try dispatcher.register(store: counter)
+        let results = Shared<[DispatchResult]>([])
+        dispatcher.dispatch(CounterAction.increase, to: "stuck", mode: mode) { results.append($0) }
+        dispatcher.dispatch(CounterAction.increase, to: "counter", mode: mode) { results.append($0) }
+        #expect(await started.wait())
+
+        let report = await dispatcher.shutdown(timeout: .milliseconds(100))
+
+        #expect(report.timedOut)
+        #expect(report.abandoned == 1)
+        #expect(report.isIdle)
+        #expect(report.description.contains("1 given up"))
+        let ended = results.current
+        #expect(ended.count == 2)
+        let givenUp = try #require(ended.first { $0.transaction.targetIdentifier == "stuck" })
+        #expect(givenUp.cancelledStores == ["stuck"])
+        #expect(givenUp.error?.code == .timedOut)
+        #expect(givenUp.error?.message.contains("'stuck'") == true)
+
+        // The operation finishing now reaches no completion a second time; its change, made outside
+        // any operation the store still counts, reaches the observers.
+        let changed = Gate()
+        let subscription = stuck.subscribe { state, action in
+            if state.count == 1 && action == nil { changed.open() }
+        }
+        gate.open()
+        #expect(await changed.wait())
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(results.current.count == 2)
+        subscription.cancel()
     }
 
     @Test(

@@ -137,6 +137,22 @@ struct DispatcherTests {
         try Dispatcher().register(store: duplicate)
     }
 
+    @Test("registering a store twice fails and leaves it owned by its dispatcher: another one refuses it")
+    func secondRegistrationKeepsClaim() throws {
+        let first = Dispatcher()
+        let store = makeCounterStore("counter")
+        try first.register(store: store)
+
+        let again = #expect(throws: DispatchError.self) { try first.register(store: store) }
+        #expect(again?.code == .duplicateIdentifier)
+
+        let elsewhere = #expect(throws: DispatchError.self) { try Dispatcher().register(store: store) }
+        #expect(elsewhere?.code == .storeRegisteredElsewhere)
+        #expect(elsewhere?.storeIdentifier == "counter")
+        first.dispatch(CounterAction.increase, mode: .sync)
+        #expect(store.state.count == 1)
+    }
+
     @Test("unregister(identifier:) removes only that store")
     func unregisterRemovesOnlyOne() throws {
         let dispatcher = Dispatcher()

@@ -12,6 +12,9 @@ extension Engine {
     ///   - mode: Where and when the operations run.
     ///   - timeout: How long the operations may run once started.
     ///   - startCancelled: Whether the transaction starts cancelled.
+    ///   - awaited: Whether a task awaits the completion (`perform`): a `.sync` dispatch then starts
+    ///     its operations on the calling thread but never blocks it; an operation still running
+    ///     finishes the transaction on its own thread, and the transaction can be cancelled meanwhile.
     ///   - owner: The dispatcher, handed to the middleware's `didFinish`.
     ///   - completion: Called once when the transaction ends.
     /// - Returns: The transaction.
@@ -24,6 +27,7 @@ extension Engine {
         mode: DispatchMode,
         timeout: Duration?,
         startCancelled: Bool,
+        awaited: Bool,
         owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
@@ -78,7 +82,7 @@ extension Engine {
         let details =
             timeout == nil && routingError == nil
             ? nil : RunConfiguration.Details(timeout: timeout, routingError: routingError)
-        if mode == .sync && middleware.isEmpty && !startCancelled {
+        if mode == .sync && middleware.isEmpty && !startCancelled && !awaited {
             // Nothing else can reach the transaction: run it on this stack.
             runInline(&transaction, completion: completion, details: details, action: pointer)
             return transaction
@@ -101,6 +105,12 @@ extension Engine {
             let run = TransactionRun.make(lane: mainLane, transaction: transaction, configuration: configuration)
             mainLane.adopt()
             if run.drive(suspendedRuns: suspendedRuns) == .completed { mainLane.adoptedRunCompleted() }
+            return run.cancellableTransaction()
+        case .sync where awaited:
+            // The run may outlive this frame: it reads the action from the transaction.
+            configuration.blocksCaller = false
+            let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
+            _ = run.drive(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
             return run.cancellableTransaction()
         case .sync:
             // The caller's frame holds the action until the run completes.

@@ -36,4 +36,12 @@ extension Engine {
         }
         return suspendedRuns.cancelAll()
     }
+
+    /// Gives up on every run still waiting for an operation, and on every one that starts waiting
+    /// later: each completes now, with the stores still running reported as cancelled.
+    ///
+    /// - Returns: How many runs this gave up on.
+    func giveUpInFlight() -> Int {
+        suspendedRuns.giveUpAll()
+    }
 }

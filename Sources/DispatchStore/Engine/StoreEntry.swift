@@ -13,10 +13,15 @@ protocol StoreEntry: AnyStore {
     var sequenceNumberWhileLocked: UInt64 { get }
     func replaceStateWhileLocked(_ state: any StateType) -> Bool?
     func deliverPendingChanges()
+    func deliverPendingChangesIfFree()
     func claim(for dispatcher: ObjectIdentifier) -> StoreClaim
     func release(from dispatcher: ObjectIdentifier)
     /// Ends the store's state streams: it was unregistered.
     func endStateStreams()
+
+    /// Stops counting `operation`, which a run gave up on, as in flight: changes made outside any
+    /// operation reach the observers again, and its finishing later commits nothing for the run.
+    func abandon(_ operation: Operation)
 
     /// Asks the reducer for the operation of `action` and starts it on the calling thread.
     ///

@@ -380,9 +380,12 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     func giveUp(_ reason: TransactionMachine.GiveUpReason) -> Bool {
         lock()
         let given = machine.pointee.giveUp(reason)
-        let running = given.map { run.pointee.operations(at: $0.steps) } ?? []
+        let running = given.map { given in
+            given.steps.compactMap { index in run.pointee.operations(at: [index]).first.map { (index, $0) } }
+        }
         unlock()
-        for operation in running {
+        for (index, operation) in running ?? [] {
+            route?.stores[index].abandon(operation)
             operation.cancel()
         }
         if given?.resume == true { resume() }

@@ -36,15 +36,26 @@ final class DeliveryCursor<State, Action> {
     }
 
     /// Starts delivering `change` to `observers`: evaluates each key-path group once.
-    func start(_ change: StateChange<State, Action>, observers: ObserverSet) {
+    ///
+    /// - Parameters:
+    ///   - change: The change.
+    ///   - number: Its number among the store's changes (0 for the first): subscriptions made after
+    ///     it was committed do not receive it.
+    ///   - observers: The subscriptions when it was taken from the queue.
+    func start(_ change: StateChange<State, Action>, number: UInt64, observers: ObserverSet) {
         self.change = change
         self.observers = observers
-        ranges = observers.stateObserverCount > 0 ? [0..<observers.stateObserverCount] : []
+        ranges = []
+        if observers.stateObserverCount > 0 {
+            let admitted = observers.admitted(0..<observers.stateObserverCount, change: number)
+            if !admitted.isEmpty { ranges.append(admitted) }
+        }
         if !observers.groups.isEmpty {
             withUnsafePointer(to: change.state) { state in
                 for (group, range) in zip(observers.groups, observers.groupRanges)
-                where group.update(UnsafeRawPointer(state)) {
-                    ranges.append(range)
+                where number >= group.since && group.update(UnsafeRawPointer(state)) {
+                    let admitted = observers.admitted(range, change: number)
+                    if !admitted.isEmpty { ranges.append(admitted) }
                 }
             }
         }

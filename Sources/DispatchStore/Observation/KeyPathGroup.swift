@@ -13,6 +13,12 @@ final class KeyPathGroup {
     @usableFromInline
     let values: AnyObject
     let update: Update
+    /// The number of the first change the group follows: it starts from the value in the state when it was made, which
+    /// the changes queued before already led to.
+    ///
+    /// Set under the store's lock before the group is published.
+    var since: UInt64 = 0
+
     @usableFromInline
     init(keyPath: AnyKeyPath, values: AnyObject, update: @escaping Update) {
         self.keyPath = keyPath

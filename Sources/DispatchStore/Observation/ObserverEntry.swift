@@ -19,6 +19,11 @@ final class ObserverEntry {
     /// For a key-path subscription, the group that tells whether the value changed.
     let group: KeyPathGroup?
     let call: Call
+    /// The number of the first change the subscription receives: the changes queued before it was made are already in
+    /// the state it started from.
+    ///
+    /// Set under the store's lock before the entry is published.
+    var since: UInt64 = 0
 
     @usableFromInline
     init(id: UInt64, object: AnyObject?, group: KeyPathGroup?, call: @escaping Call) {

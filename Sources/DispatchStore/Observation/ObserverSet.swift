@@ -1,7 +1,9 @@
-/// An immutable snapshot of a store's subscriptions, replaced whenever one is added or removed.
+/// An immutable snapshot of a store's subscriptions, in the order deliveries call them.
 ///
 /// The whole-state observers come first, in the order they were made; then the members of each
-/// key-path group, together. A change then visits only the groups whose value changed.
+/// key-path group, together. A change then visits only the groups whose value changed, and in
+/// each list only the subscriptions made before the change was committed (see
+/// ``ObserverEntry/since``): they come first, since subscriptions only ever join at the end.
 final class ObserverSet: @unchecked Sendable {
     // @unchecked: immutable after init; the entries and groups it refers to are only used under
     // their store's locks.
@@ -16,17 +18,22 @@ final class ObserverSet: @unchecked Sendable {
     let groups: [KeyPathGroup]
     let groupRanges: [Range<Int>]
 
+    /// Orders `entries` for delivery; one pass, plus one per group.
     init(entries: [ObserverEntry] = []) {
         var ordered = entries.filter { $0.group == nil }
         stateObserverCount = ordered.count
         var groups: [KeyPathGroup] = []
+        var members: [ObjectIdentifier: [ObserverEntry]] = [:]
         for entry in entries {
-            if let group = entry.group, !groups.contains(where: { $0 === group }) { groups.append(group) }
+            guard let group = entry.group else { continue }
+            let key = ObjectIdentifier(group)
+            if members[key] == nil { groups.append(group) }
+            members[key, default: []].append(entry)
         }
         var ranges: [Range<Int>] = []
         for group in groups {
             let start = ordered.count
-            ordered += entries.filter { $0.group === group }
+            ordered += members[ObjectIdentifier(group)] ?? []
             ranges.append(start..<ordered.count)
         }
         self.entries = ordered
@@ -42,18 +49,17 @@ final class ObserverSet: @unchecked Sendable {
         entries.isEmpty
     }
 
-    func adding(_ entry: ObserverEntry) -> ObserverSet {
-        ObserverSet(entries: entries + [entry])
-    }
-
-    /// The set without the entries matching `shouldRemove`, or `nil` when none matched.
-    func removing(where shouldRemove: (ObserverEntry) -> Bool) -> ObserverSet? {
-        let remaining = entries.filter { !shouldRemove($0) }
-        return remaining.count == entries.count ? nil : ObserverSet(entries: remaining)
-    }
-
-    /// The existing group for `keyPath`, if some subscription watches it.
-    func group(for keyPath: AnyKeyPath) -> KeyPathGroup? {
-        groups.first { $0.keyPath == keyPath }
+    /// The part of `range` made of subscriptions that receive change number `change`: those made
+    /// before it was committed.
+    func admitted(_ range: Range<Int>, change: UInt64) -> Range<Int> {
+        guard let last = range.last, entries[last].since > change else { return range }
+        // Subscriptions join at the end: the ones too late for the change form a suffix.
+        var low = range.lowerBound
+        var high = last
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].since > change { high = middle } else { low = middle + 1 }
+        }
+        return range.lowerBound..<low
     }
 }

@@ -43,10 +43,19 @@ final class InlineCounterReducer: Reducer<Counter, CounterAction> {
 final class GatedCounterReducer: Reducer<Counter, CounterAction> {
     let gate: Gate
     let started: Gate?
+    let startedCount: Countdown?
 
     init(gate: Gate, started: Gate? = nil) {
         self.gate = gate
         self.started = started
+        self.startedCount = nil
+    }
+
+    /// Ticks `started` as each operation's body starts.
+    init(gate: Gate, started: Countdown) {
+        self.gate = gate
+        self.started = nil
+        self.startedCount = started
     }
 
     override func operation(
@@ -55,8 +64,10 @@ final class GatedCounterReducer: Reducer<Counter, CounterAction> {
     ) -> ActionOperation<Counter, CounterAction> {
         let gate = gate
         let started = started
+        let startedCount = startedCount
         return ActionOperation(action: action, store: store) { operation, action, store in
             started?.open()
+            startedCount?.tick()
             Thread.detachNewThread {
                 gate.wait()
                 store.updateState { state in

@@ -1,0 +1,258 @@
+import DispatchStore
+import Foundation
+import TestSupport
+import Testing
+
+/// An action that remembers who sent it, so that observers can tell their changes apart.
+enum TaggedAction: ActionType, Equatable {
+    /// `tag` identifies the dispatch; `echo` asks the other store's observer to dispatch back.
+    case add(tag: Int, echo: Bool)
+}
+
+struct TagLog: StateType, Equatable {
+    var tags: [Int] = []
+}
+
+final class TagReducer: Reducer<TagLog, TaggedAction> {
+    /// Called inside the reduction, under the store's lock.
+    let onReduce: (@Sendable (Int) -> Void)?
+
+    init(onReduce: (@Sendable (Int) -> Void)? = nil) {
+        self.onReduce = onReduce
+    }
+
+    override func reduce(_ action: TaggedAction, into state: inout TagLog) {
+        guard case .add(let tag, _) = action else { return }
+        state.tags.append(tag)
+        onReduce?(tag)
+    }
+}
+
+@Suite("Delivery: .sync returns after its observers ran")
+struct DeliveryTests {
+    @Test(
+        ".sync from an observer waits while another thread delivers the target store, then returns after its observers"
+    )
+    func syncWaitsForOtherDeliverer() throws {
+        let dispatcher = Dispatcher()
+        // The second change to `target` opens the gate that holds the first change's delivery.
+        let holding = Gate()
+        let release = Gate()
+        let target = Store<TagLog, TaggedAction>(
+            identifier: "target",
+            reducer: TagReducer { tag in if tag == 2 { release.open() } }
+        )
+        let source = makeCounterStore("source")
+        try dispatcher.register(store: target)
+        try dispatcher.register(store: source)
+        let delivered = Shared<[Int]>([])
+        let targetObserver = target.subscribe { state, _ in
+            if state.tags == [1] {
+                holding.open()
+                _ = release.wait()
+            }
+            delivered.withLock { $0 = state.tags }
+        }
+        let seenOnReturn = Shared<[Int]?>(nil)
+        let sourceObserver = source.subscribe { _, _ in
+            _ = holding.wait()
+            // Another thread is inside `target`'s delivery: this change is queued behind it.
+            dispatcher.dispatch(TaggedAction.add(tag: 2, echo: false), to: "target", mode: .sync)
+            seenOnReturn.withLock { $0 = delivered.current }
+        }
+        let other = Gate()
+        Thread.detachNewThread {
+            dispatcher.dispatch(TaggedAction.add(tag: 1, echo: false), to: "target", mode: .sync)
+            other.open()
+        }
+
+        dispatcher.dispatch(CounterAction.increase, mode: .sync)
+
+        #expect(seenOnReturn.current == [1, 2])
+        #expect(other.wait())
+        _ = (targetObserver, sourceObserver)
+    }
+
+    @Test(
+        "two threads delivering two stores and dispatching .sync into each other: no deadlock, every change seen on return"
+    )
+    func crossDispatchUnderLoad() throws {
+        let dispatcher = Dispatcher()
+        let left = Store<TagLog, TaggedAction>(identifier: "left", reducer: TagReducer())
+        let right = Store<TagLog, TaggedAction>(identifier: "right", reducer: TagReducer())
+        try dispatcher.register(store: left)
+        try dispatcher.register(store: right)
+        let seen = ["left": Shared<Set<Int>>([]), "right": Shared<Set<Int>>([])]
+        let late = Shared(0)
+        var subscriptions: [Subscription] = []
+        for (store, other) in [(left, "right"), (right, "left")] {
+            subscriptions.append(
+                store.subscribe { _, action in
+                    guard case .add(let tag, let echo)? = action else { return }
+                    seen[store.identifier]?.withLock { _ = $0.insert(tag) }
+                    guard echo else { return }
+                    let reply = -tag
+                    dispatcher.dispatch(TaggedAction.add(tag: reply, echo: false), to: other, mode: .sync)
+                    if seen[other]?.current.contains(reply) != true { late.increment() }
+                }
+            )
+        }
+        let perThread = 2_000
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            let identifier = thread == 0 ? "left" : "right"
+            for index in 1...perThread {
+                let tag = thread * perThread + index
+                dispatcher.dispatch(TaggedAction.add(tag: tag, echo: true), to: identifier, mode: .sync)
+            }
+        }
+
+        #expect(late.current == 0, "a .sync dispatch returned before its observers ran")
+        #expect(left.state.tags.count == 2 * perThread)
+        #expect(right.state.tags.count == 2 * perThread)
+        #expect(seen["left"]?.current.count == 2 * perThread)
+        #expect(seen["right"]?.current.count == 2 * perThread)
+        _ = subscriptions
+    }
+}
+
+@Suite("Subscriptions made while changes wait for delivery")
+struct LateSubscriptionTests {
+    /// A store whose first change's delivery is held in an observer, with changes 2 and 3 queued
+    /// behind it by other threads; `body` runs then, and the delivery goes on when it returns.
+    private func withChangesQueued(
+        prepare: (Store<TagLog, TaggedAction>) -> Void = { _ in },
+        _ body: (Store<TagLog, TaggedAction>, Dispatcher) throws -> Void
+    ) throws {
+        let dispatcher = Dispatcher()
+        let reduced = [Gate(), Gate(), Gate(), Gate()]
+        let store = Store<TagLog, TaggedAction>(
+            identifier: "tags",
+            reducer: TagReducer { tag in if tag < reduced.count { reduced[tag].open() } }
+        )
+        try dispatcher.register(store: store)
+        let holding = Gate()
+        let release = Gate()
+        let holder = store.subscribe { state, _ in
+            if state.tags == [1] {
+                holding.open()
+                _ = release.wait()
+            }
+        }
+        prepare(store)
+        let finished = Countdown(3)
+        for tag in 1...3 {
+            Thread.detachNewThread {
+                dispatcher.dispatch(TaggedAction.add(tag: tag, echo: false), mode: .sync)
+                finished.tick()
+            }
+            // One at a time, so that the changes queue in tag order.
+            #expect(reduced[tag].wait())
+            if tag == 1 { #expect(holding.wait()) }
+        }
+        try body(store, dispatcher)
+        release.open()
+        #expect(finished.wait())
+        _ = holder
+    }
+
+    @Test("a new key-path subscription receives no value older than the state it subscribed to")
+    func newGroupSkipsOlderChanges() throws {
+        let received = Shared<[Int]>([])
+        var subscription: Subscription?
+        try withChangesQueued { store, _ in
+            #expect(store.state.tags == [1, 2, 3])
+            subscription = store.subscribe(\.tags.count) { count in received.append(count) }
+        }
+        // Changes 2 and 3 were queued before it: 2 is older than what it saw, 3 is what it saw.
+        #expect(received.current == [])
+        subscription?.cancel()
+    }
+
+    @Test("joining an existing key-path group, a subscription receives only changes committed after it")
+    func joinedGroupSkipsOlderChanges() throws {
+        let early = Shared<[Int]>([])
+        let late = Shared<[Int]>([])
+        var subscriptions: [Subscription] = []
+        var dispatcher: Dispatcher?
+        try withChangesQueued(
+            prepare: { store in
+                // Before any change: the group exists and follows every change.
+                subscriptions.append(store.subscribe(\.tags.count) { count in early.append(count) })
+            },
+            { store, owner in
+                dispatcher = owner
+                subscriptions.append(store.subscribe(\.tags.count) { count in late.append(count) })
+            }
+        )
+        dispatcher?.dispatch(TaggedAction.add(tag: 4, echo: false), mode: .sync)
+        #expect(early.current == [1, 2, 3, 4])
+        #expect(late.current == [4])
+        for subscription in subscriptions { subscription.cancel() }
+    }
+
+    @Test("a whole-state subscription and a state stream start after the changes already queued")
+    func wholeStateSkipsOlderChanges() async throws {
+        let received = Shared<[[Int]]>([])
+        var subscription: Subscription?
+        var stream: AsyncStream<TagLog>?
+        var owner: Dispatcher?
+        try withChangesQueued { store, dispatcher in
+            owner = dispatcher
+            subscription = store.subscribe { state, _ in received.append(state.tags) }
+            stream = store.states()
+        }
+        owner?.dispatch(TaggedAction.add(tag: 4, echo: false), mode: .sync)
+        #expect(received.current == [[1, 2, 3, 4]])
+        var iterator = try #require(stream).makeAsyncIterator()
+        #expect(await iterator.next()?.tags == [1, 2, 3])
+        #expect(await iterator.next()?.tags == [1, 2, 3, 4])
+        subscription?.cancel()
+    }
+}
+
+@Suite("Subscriptions at scale")
+struct SubscriptionScaleTests {
+    @Test(
+        "10,000 subscriptions, 9,000 cancelled in a scattered order: one dispatch calls exactly the 1,000 left, in order"
+    )
+    func cancelMost() throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        let calls = Shared<[Int]>([])
+        var subscriptions = (0..<10_000).map { index in
+            store.subscribe { _, _ in calls.append(index) } as Subscription?
+        }
+        var kept: [Int] = []
+        for index in subscriptions.indices {
+            if index % 10 == 7 {
+                kept.append(index)
+            } else {
+                subscriptions[index]?.cancel()
+                subscriptions[index] = nil
+            }
+        }
+
+        dispatcher.dispatch(CounterAction.increase, mode: .sync)
+
+        #expect(calls.current == kept)
+        _ = subscriptions
+    }
+
+    @Test("key-path groups left without members start over from the value at the next subscription")
+    func emptiedGroupStartsOver() throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        let first = store.subscribe(\.count) { _ in }
+        first.cancel()
+        // The group followed no change since: a new subscriber must not compare with its old value.
+        dispatcher.dispatch(CounterAction.add(5), mode: .sync)
+        let received = Shared<[Int]>([])
+        let second = store.subscribe(\.count) { count in received.append(count) }
+        store.updateState { $0.count = 0 }
+        dispatcher.dispatch(CounterAction.add(5), mode: .sync)
+        #expect(received.current == [0, 5])
+        second.cancel()
+    }
+}
