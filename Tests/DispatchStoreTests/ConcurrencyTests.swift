@@ -117,7 +117,7 @@ struct PerformTests {
         let resumed = Gate()
         let rescued = Shared(false)
         Thread.detachNewThread {
-            if !resumed.wait(seconds: 30) {
+            if !resumed.wait(seconds: 120) {
                 rescued.withLock { $0 = true }
                 gate.open()
             }

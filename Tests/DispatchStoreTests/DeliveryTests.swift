@@ -76,7 +76,7 @@ struct DeliveryTests {
     @Test(
         "two threads delivering two stores and dispatching .sync into each other: no deadlock, every change seen on return"
     )
-    func crossDispatchUnderLoad() throws {
+    func crossDispatchUnderLoad() async throws {
         let dispatcher = Dispatcher()
         let left = Store<TagLog, TaggedAction>(identifier: "left", reducer: TagReducer())
         let right = Store<TagLog, TaggedAction>(identifier: "right", reducer: TagReducer())
@@ -98,11 +98,14 @@ struct DeliveryTests {
             )
         }
         let perThread = 2_000
-        DispatchQueue.concurrentPerform(iterations: 2) { thread in
-            let identifier = thread == 0 ? "left" : "right"
-            for index in 1...perThread {
-                let tag = thread * perThread + index
-                dispatcher.dispatch(TaggedAction.add(tag: tag, echo: true), to: identifier, mode: .sync)
+        // On threads of their own: the test pool's threads stay free for the other tests.
+        await offThePool {
+            concurrently(2) { thread in
+                let identifier = thread == 0 ? "left" : "right"
+                for index in 1...perThread {
+                    let tag = thread * perThread + index
+                    dispatcher.dispatch(TaggedAction.add(tag: tag, echo: true), to: identifier, mode: .sync)
+                }
             }
         }
 

@@ -199,7 +199,7 @@ struct MiddlewareTests {
     }
 
     @Test("a middleware keeping its counts in Locked counts every hook exactly, across threads")
-    func lockedState() throws {
+    func lockedState() async throws {
         final class Counting: Middleware {
             let counts = Locked([String: Int]())
             func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
@@ -218,12 +218,14 @@ struct MiddlewareTests {
         try dispatcher.register(store: makeCounterStore("a"))
         try dispatcher.register(store: makeCounterStore("b"))
 
-        DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            for index in 0..<500 {
-                dispatcher.dispatch(CounterAction.increase, mode: index.isMultiple(of: 2) ? .sync : .async)
+        await offThePool {
+            concurrently(4) { _ in
+                for index in 0..<500 {
+                    dispatcher.dispatch(CounterAction.increase, mode: index.isMultiple(of: 2) ? .sync : .async)
+                }
             }
         }
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(30)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
 
         let expected = ["will a": 2000, "did a": 2000, "will b": 2000, "did b": 2000, "finish": 2000]
         #expect(counting.counts.value == expected)

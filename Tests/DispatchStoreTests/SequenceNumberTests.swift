@@ -136,7 +136,7 @@ struct SequenceNumberTests {
         "concurrent .async dispatches: replaying each store's actions in its own number order gives its live state",
         arguments: 0..<3
     )
-    func replayByNumbers(run: Int) throws {
+    func replayByNumbers(run: Int) async throws {
         let dispatcher = Dispatcher()
         let identifiers = ["a", "b", "c", "d"]
         let stores = identifiers.map { Store<Digest, DigestAction>(identifier: $0, reducer: DigestReducer()) }
@@ -145,14 +145,16 @@ struct SequenceNumberTests {
         let threads = 8
         let perThread = 1_000
 
-        DispatchQueue.concurrentPerform(iterations: threads) { thread in
-            for index in 0..<perThread {
-                let action = DigestAction.mix(UInt64(thread * perThread + index + 1))
-                let target = index % 3 == 0 ? identifiers[(thread + index) % 4] : nil
-                dispatcher.dispatch(action, to: target, mode: .async) { results.append($0) }
+        await offThePool {
+            concurrently(threads) { thread in
+                for index in 0..<perThread {
+                    let action = DigestAction.mix(UInt64(thread * perThread + index + 1))
+                    let target = index % 3 == 0 ? identifiers[(thread + index) % 4] : nil
+                    dispatcher.dispatch(action, to: target, mode: .async) { results.append($0) }
+                }
             }
         }
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(60)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
         let all = results.current
         #expect(all.count == threads * perThread)
 

@@ -133,7 +133,8 @@ final class GatedCounterReducer: Reducer<Counter, CounterAction> {
         return ActionOperation(action: action, store: store) { operation, action, store in
             started.open()
             Thread.detachNewThread {
-                gate.wait()
+                // Long: the test opens the gate; the bound only keeps a failed test from hanging forever.
+                gate.wait(seconds: 600)
                 store.updateState { state in
                     if case .add(let amount) = action { state.count += amount } else { state.count += 1 }
                 }

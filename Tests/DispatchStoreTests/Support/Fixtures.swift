@@ -69,7 +69,8 @@ final class GatedCounterReducer: Reducer<Counter, CounterAction> {
             started?.open()
             startedCount?.tick()
             Thread.detachNewThread {
-                gate.wait()
+                // Long: the test opens the gate; the bound only keeps a failed test from hanging forever.
+                gate.wait(seconds: 600)
                 store.updateState { state in
                     if case .add(let amount) = action { state.count += amount } else { state.count += 1 }
                 }
