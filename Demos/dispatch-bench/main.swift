@@ -103,7 +103,9 @@ while let argument = arguments.popFirst() {
     }
 }
 
-let all = baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + scaleScenarios(scale: scale)
+let all =
+    baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + scaleScenarios(scale: scale)
+    + journalScenarios(scale: scale)
 let known = all.map(\.id)
 for id in (only ?? []).union(targetOverrides.keys).sorted() where !known.contains(id) {
     usageError("no scenario is called '\(id)'; the scenarios are \(known.joined(separator: ", "))")

@@ -15,7 +15,8 @@ struct DispatchBenchTests {
         let rows = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         let ids = rows.compactMap { $0["id"] as? String }
         let scale = ["R1", "R2", "O1", "O2"].flatMap { name in ["1K", "10K", "100K"].map { "\(name)-\($0)" } }
-        #expect(ids == ["B1", "B2", "B3", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"] + scale)
+        let journal = ["L1", "L2", "L3B", "L3"]
+        #expect(ids == ["B1", "B2", "B3", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"] + scale + journal)
         for row in rows {
             #expect(row["ns_per_op"] is Double || row["ns_per_op"] is Int, "\(row)")
             #expect(row["baseline"] is String, "\(row)")
@@ -28,6 +29,8 @@ struct DispatchBenchTests {
         }
         let s7 = try #require(rows.first { $0["id"] as? String == "S7" })
         #expect(s7["baseline"] as? String == "S1")
+        let l3 = try #require(rows.first { $0["id"] as? String == "L3" })
+        #expect(l3["baseline"] as? String == "L3B")
         // The scale rows carry their absolute goals, and a memory reading where they have a memory goal.
         let r1 = try #require(rows.first { $0["id"] as? String == "R1-10K" })
         #expect(r1["limit_seconds"] is Double)
@@ -44,7 +47,8 @@ struct DispatchBenchTests {
             (
                 ["--only", "S9"],
                 "no scenario is called 'S9'; the scenarios are B1, B2, B3, S1, S2, S3, S4, S5, S6, S7, S8, "
-                    + "R1-1K, R1-10K, R1-100K, R2-1K, R2-10K, R2-100K, O1-1K, O1-10K, O1-100K, O2-1K, O2-10K, O2-100K"
+                    + "R1-1K, R1-10K, R1-100K, R2-1K, R2-10K, R2-100K, O1-1K, O1-10K, O1-100K, O2-1K, O2-10K, O2-100K, "
+                    + "L1, L2, L3B, L3"
             ),
             (["--target", "B1=2"], "B1 has no baseline, so no ratio to give a target"),
         ]

@@ -1,0 +1,147 @@
+import Foundation
+
+/// A ``RecordStream`` read and decoded on a thread of its own, a few batches ahead of the caller,
+/// so that a replay dispatches one batch while the next is parsed.
+///
+/// Memory stays bounded: at most ``capacity`` batches of ``batchSize`` items wait. The caller gets
+/// the items in file order, and the torn tail or error where the file ends or stops.
+final class PrefetchingRecordStream: @unchecked Sendable {
+    // @unchecked: `state` is only touched while holding `condition`; `stream` only by the reading
+    // thread once it started.
+
+    static let batchSize = 256
+    static let capacity = 4
+
+    private struct State {
+        var batches: [[RecordStream.Item]] = []
+        /// Set by the reader once the file is done: the torn tail, or the error that stopped it.
+        var end: Result<ActionLog.TornTail?, ActionLogError>?
+        var stopped = false
+        var readerDone = false
+    }
+
+    private let condition = NSCondition()
+    private var state = State()
+    private var current: [RecordStream.Item] = []
+    private var position = 0
+    /// The torn tail, known once ``next()`` returned `nil`.
+    private(set) var tornTail: ActionLog.TornTail?
+
+    /// Whether reading stops after the first malformed line.
+    private let stopsAtMalformedLines: Bool
+
+    /// Opens `path` and starts reading it on a thread of its own.
+    ///
+    /// Call ``close()`` when done with it, also after an error.
+    ///
+    /// - Parameters:
+    ///   - path: The log file.
+    ///   - actionTypes: The action types the log may hold.
+    ///   - stopsAtMalformedLines: Whether to read no further than the first malformed line.
+    /// - Throws: The errors of ``RecordStream/init(path:actionTypes:)``.
+    init(
+        path: String,
+        actionTypes: [any (ActionType & Decodable).Type],
+        stopsAtMalformedLines: Bool = true
+    ) throws(ActionLogError) {
+        self.stopsAtMalformedLines = stopsAtMalformedLines
+        let handoff = Handoff(stream: try RecordStream(path: path, actionTypes: actionTypes))
+        // The thread keeps `self` alive until it has read to the end or `close()` stopped it.
+        Thread.detachNewThread { [self] in
+            read(handoff.stream)
+        }
+    }
+
+    /// The next item, or `nil` at the end of the file.
+    ///
+    /// - Throws: ``ActionLogError/Code/unreadableFile`` when reading failed.
+    func next() throws(ActionLogError) -> RecordStream.Item? {
+        if position < current.count {
+            position += 1
+            return current[position - 1]
+        }
+        condition.lock()
+        while state.batches.isEmpty && state.end == nil {
+            condition.wait()
+        }
+        if state.batches.isEmpty {
+            let end = state.end!
+            condition.unlock()
+            switch end {
+            case .success(let tail):
+                tornTail = tail
+                return nil
+            case .failure(let error):
+                throw error
+            }
+        }
+        current = state.batches.removeFirst()
+        condition.signal()
+        condition.unlock()
+        position = 1
+        return current[0]
+    }
+
+    /// Stops the reader, if it is still going, and waits until it has closed the file.
+    func close() {
+        condition.lock()
+        state.stopped = true
+        condition.broadcast()
+        while !state.readerDone {
+            condition.wait()
+        }
+        condition.unlock()
+    }
+
+    deinit {
+        close()
+    }
+
+    private func read(_ stream: RecordStream) {
+        var batch: [RecordStream.Item] = []
+        batch.reserveCapacity(PrefetchingRecordStream.batchSize)
+        var end: Result<ActionLog.TornTail?, ActionLogError>?
+        while end == nil {
+            do {
+                if let item = try stream.next() {
+                    batch.append(item)
+                    if case .malformed = item, stopsAtMalformedLines { end = .success(nil) }
+                } else {
+                    end = .success(stream.tornTail)
+                }
+            } catch {
+                end = .failure(error)
+            }
+            if batch.count == PrefetchingRecordStream.batchSize || end != nil {
+                guard hand(batch, end: end) else { break }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        condition.lock()
+        state.readerDone = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for room, then queues `batch` (and the end, if it is the last).
+    ///
+    /// - Returns: `false` when the caller stopped reading.
+    private func hand(_ batch: [RecordStream.Item], end: Result<ActionLog.TornTail?, ActionLogError>?) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while state.batches.count >= PrefetchingRecordStream.capacity && !state.stopped {
+            condition.wait()
+        }
+        guard !state.stopped else { return false }
+        if !batch.isEmpty { state.batches.append(batch) }
+        state.end = end
+        condition.signal()
+        return true
+    }
+}
+
+/// A stream handed to the reading thread.
+private struct Handoff: @unchecked Sendable {
+    // @unchecked: the thread that creates the stream hands it over at once and never touches it again.
+    let stream: RecordStream
+}

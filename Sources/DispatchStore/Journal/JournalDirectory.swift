@@ -1,0 +1,267 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The files of a journal directory and the operations on them.
+///
+/// ```
+/// journal.json                          {"format":"DispatchStore journal","version":1}
+/// snapshot-00000000000000000041.json    every store's state after the records before generation 41
+/// records-00000000000000000041.jsonl    the records written since that snapshot
+/// quarantine/                           what recovery could not read, moved or copied aside
+/// ```
+///
+/// Generation 0 has records and no snapshot: it starts from the stores' initial states.
+struct JournalDirectory {
+    static let formatName = "DispatchStore journal"
+    static let formatVersion = 1
+
+    let path: String
+
+    var manifestPath: String {
+        path + "/journal.json"
+    }
+
+    var quarantinePath: String {
+        path + "/quarantine"
+    }
+
+    func snapshotPath(_ generation: Int) -> String {
+        path + "/snapshot-" + padded(generation) + ".json"
+    }
+
+    func recordsPath(_ generation: Int) -> String {
+        path + "/records-" + padded(generation) + ".jsonl"
+    }
+
+    private func padded(_ generation: Int) -> String {
+        let digits = String(generation)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// What the directory holds.
+    struct Listing {
+        /// Snapshot generations, oldest first.
+        var snapshots: [Int] = []
+        /// Record file generations, oldest first.
+        var records: [Int] = []
+        /// Temporary files left by a crash while a snapshot was written.
+        var temporaries: [String] = []
+    }
+
+    /// Creates the directory and its manifest if there is none, or checks the manifest.
+    ///
+    /// - Returns: Whether the journal was created.
+    /// - Throws: ``JournalError`` for an unwritable directory, a directory holding other files, or a
+    ///   manifest of a newer format.
+    func prepare() throws(JournalError) -> Bool {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+            do {
+                try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw JournalError(
+                    .unwritableDirectory,
+                    path: path,
+                    message: "cannot create the journal directory \(path): \(Self.reason(error))"
+                )
+            }
+        } else if !isDirectory.boolValue {
+            throw JournalError(.notAJournal, path: path, message: "\(path) is a file, not a journal directory")
+        }
+        guard access(path, W_OK | X_OK) == 0 else {
+            throw JournalError(
+                .unwritableDirectory,
+                path: path,
+                message: "the journal directory \(path) is not writable: \(String(cString: strerror(errno)))"
+            )
+        }
+        guard manager.fileExists(atPath: manifestPath) else {
+            let entries = (try? manager.contentsOfDirectory(atPath: path)) ?? []
+            guard entries.allSatisfy({ $0.hasPrefix(".") }) else {
+                throw JournalError(
+                    .notAJournal,
+                    path: path,
+                    message: "\(path) holds files but no journal.json, so it is not a journal; "
+                        + "the journal writes only into an empty directory or one of its own"
+                )
+            }
+            let manifest = "{\"format\":\"\(Self.formatName)\",\"version\":\(Self.formatVersion)}\n"
+            try writeAtomically(Data(manifest.utf8), to: manifestPath)
+            return true
+        }
+        try checkManifest()
+        return false
+    }
+
+    private func checkManifest() throws(JournalError) {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+        } catch {
+            throw JournalError(
+                .unreadableFile,
+                path: manifestPath,
+                message: "cannot read \(manifestPath): \(Self.reason(error))"
+            )
+        }
+        let document = try? JSONDocument(bytes: bytes)
+        guard let document, let format = document.member("format", in: 0).flatMap(document.string(at:)),
+            format == Self.formatName,
+            let version = document.member("version", in: 0).flatMap(document.integer(at:)), !version.negative
+        else {
+            throw JournalError(
+                .notAJournal,
+                path: manifestPath,
+                message: "\(manifestPath) is not the manifest of a DispatchStore journal"
+            )
+        }
+        guard version.magnitude <= UInt64(Self.formatVersion) else {
+            throw JournalError(
+                .newerFormat,
+                path: manifestPath,
+                message: "\(manifestPath) says the journal has format version \(version.magnitude), newer than the "
+                    + "version \(Self.formatVersion) this program reads; use a newer program (nothing was changed)"
+            )
+        }
+    }
+
+    /// The snapshots, record files and temporary files in the directory.
+    func list() throws(JournalError) -> Listing {
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw JournalError(.unreadableFile, path: path, message: "cannot list \(path): \(Self.reason(error))")
+        }
+        var listing = Listing()
+        for name in entries {
+            if let generation = Self.generation(name, prefix: "snapshot-", suffix: ".json") {
+                listing.snapshots.append(generation)
+            } else if let generation = Self.generation(name, prefix: "records-", suffix: ".jsonl") {
+                listing.records.append(generation)
+            } else if name.hasSuffix(".tmp") {
+                listing.temporaries.append(path + "/" + name)
+            }
+        }
+        listing.snapshots.sort()
+        listing.records.sort()
+        return listing
+    }
+
+    private static func generation(_ name: String, prefix: String, suffix: String) -> Int? {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
+        let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
+        guard digits.count == 20, digits.allSatisfy(\.isASCII) else { return nil }
+        return Int(digits)
+    }
+
+    // MARK: Writing
+
+    /// Writes `data` to a temporary file, flushes it, renames it to `target` and flushes the
+    /// directory: a crash leaves either the old file or the whole new one.
+    func writeAtomically(_ data: Data, to target: String) throws(JournalError) {
+        let temporary = target + ".tmp"
+        let failure: String? = data.withUnsafeBytes { bytes -> String? in
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+            defer { close(descriptor) }
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                offset += count
+            }
+            return fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
+        }
+        if let failure {
+            unlink(temporary)
+            throw JournalError(.writeFailed, path: target, message: "cannot write \(target): \(failure)")
+        }
+        guard rename(temporary, target) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw JournalError(.writeFailed, path: target, message: "cannot write \(target): \(reason)")
+        }
+        syncDirectory()
+    }
+
+    /// Flushes the directory's entries (new, renamed and removed files) to the disk.
+    func syncDirectory() {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    // MARK: Quarantine
+
+    /// Moves `file` into the quarantine directory, under a name that overwrites nothing.
+    ///
+    /// - Returns: Its new path.
+    func quarantine(moving file: String) throws(JournalError) -> String {
+        let target = try quarantineTarget(for: file)
+        guard rename(file, target) == 0 else {
+            throw JournalError(
+                .writeFailed,
+                path: file,
+                message: "cannot move \(file) aside to \(target): \(String(cString: strerror(errno)))"
+            )
+        }
+        syncDirectory()
+        return target
+    }
+
+    /// Copies `file` into the quarantine directory, leaving it in place.
+    ///
+    /// - Returns: The copy's path.
+    func quarantine(copying file: String) throws(JournalError) -> String {
+        let target = try quarantineTarget(for: file)
+        do {
+            try FileManager.default.copyItem(atPath: file, toPath: target)
+        } catch {
+            throw JournalError(
+                .writeFailed,
+                path: file,
+                message: "cannot copy \(file) aside to \(target): \(Self.reason(error))"
+            )
+        }
+        return target
+    }
+
+    /// Where a quarantined copy of `file` goes: its name with the time, and a counter if taken.
+    func quarantineTarget(for file: String, suffix: String = "") throws(JournalError) -> String {
+        do {
+            try FileManager.default.createDirectory(atPath: quarantinePath, withIntermediateDirectories: true)
+        } catch {
+            throw JournalError(
+                .unwritableDirectory,
+                path: quarantinePath,
+                message: "cannot create \(quarantinePath): \(Self.reason(error))"
+            )
+        }
+        let name = (file as NSString).lastPathComponent
+        let stamp = Int(Date().timeIntervalSince1970)
+        var target = "\(quarantinePath)/\(name)\(suffix).\(stamp)"
+        var counter = 1
+        while FileManager.default.fileExists(atPath: target) {
+            counter += 1
+            target = "\(quarantinePath)/\(name)\(suffix).\(stamp)-\(counter)"
+        }
+        return target
+    }
+
+    static func reason(_ error: any Error) -> String {
+        (error as NSError).localizedDescription
+    }
+}
