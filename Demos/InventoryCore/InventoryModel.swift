@@ -21,7 +21,7 @@ public enum InventoryAction: ActionType, Codable, Equatable {
 
 /// What the stock store decided for one event; the orders and audit stores read it (they wait for
 /// the stock store).
-public enum Outcome: Sendable, Equatable {
+public enum Outcome: Sendable, Equatable, Codable {
     case restocked(item: String, quantity: Int)
     case reserved(id: String, item: String, quantity: Int)
     case refused(id: String, item: String, quantity: Int, available: Int)
@@ -64,7 +64,7 @@ public enum Outcome: Sendable, Equatable {
 }
 
 /// Units held for one order.
-public struct Reservation: Sendable, Equatable {
+public struct Reservation: Sendable, Equatable, Codable {
     /// The item reserved.
     public var item: String
     /// How many units.
@@ -72,7 +72,9 @@ public struct Reservation: Sendable, Equatable {
 }
 
 /// The stock store's state: units available per item and the reservations of open orders.
-public struct StockState: StateType {
+///
+/// The states are `Codable` so that `--data` can keep them in a journal's snapshots.
+public struct StockState: StateType, Codable {
     /// Units in stock and not reserved, per item.
     public var available: [String: Int] = [:]
     /// The open orders' reservations, by order id.
@@ -94,14 +96,14 @@ public struct StockState: StateType {
 }
 
 /// The status of one order.
-public enum OrderStatus: String, Sendable, Equatable {
+public enum OrderStatus: String, Sendable, Equatable, Codable {
     case reserved
     case refused
     case cancelled
 }
 
 /// The orders store's state: every order and its status.
-public struct OrdersState: StateType {
+public struct OrdersState: StateType, Codable {
     /// Each order's status, by order id.
     public var statuses: [String: OrderStatus] = [:]
     /// Orders ignored because their id was taken.
@@ -117,7 +119,7 @@ public struct OrdersState: StateType {
 }
 
 /// The audit store's state: a count of every event and outcome.
-public struct AuditState: StateType {
+public struct AuditState: StateType, Codable {
     /// Events handled.
     public var events = 0
     /// Events per kind (`restock`, `order`, `cancel`).

@@ -6,6 +6,11 @@
 public struct InventoryOptions: Equatable, Sendable {
     /// `--log PATH`: where to write the action log.
     public var logPath: String?
+    /// `--data DIR`: the directory that keeps the stores' states from run to run.
+    public var dataDirectory: String?
+    /// `--snapshot-every N`: how many events between two snapshots in the data directory; `nil`
+    /// when not given (the service then takes 1,000).
+    public var snapshotEvery: Int?
     /// `--replay PATH`: the action log to replay instead of reading standard input.
     public var replayPath: String?
     /// `--verbose` or `--quiet`.
@@ -15,7 +20,8 @@ public struct InventoryOptions: Equatable, Sendable {
 
     /// The usage in one line, for a usage error.
     public static let shortUsage =
-        "usage: inventory [--log PATH] [--verbose | --quiet] < events.jsonl, or inventory --replay PATH; "
+        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl, "
+        + "or inventory --replay PATH; "
         + "inventory --help explains"
 
     /// A command line the program cannot run: a sentence naming the argument.
@@ -53,6 +59,9 @@ public struct InventoryOptions: Equatable, Sendable {
     /// Every option the program takes.
     public static let options: [Option] = [
         Option(["--log"], value: "PATH") { $0.logPath = $1 },
+        Option(["--data"], value: "DIR") { $0.dataDirectory = $1 },
+        // A value that is not a whole number becomes 0, which the check after parsing refuses.
+        Option(["--snapshot-every"], value: "N") { $0.snapshotEvery = Int($1) ?? 0 },
         Option(["--replay"], value: "PATH") { $0.replayPath = $1 },
         Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
         Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
@@ -63,6 +72,12 @@ public struct InventoryOptions: Equatable, Sendable {
     public static let conflicts: [(String, String)] = [
         ("--quiet", "--verbose"),
         ("--replay", "--log"),
+        ("--replay", "--data"),
+    ]
+
+    /// Options that need another one, by their first names: the first needs the second.
+    public static let requirements: [(String, String)] = [
+        ("--snapshot-every", "--data")
     ]
 
     /// The defaults: read standard input, no log, notable outcomes on standard error.
@@ -75,7 +90,8 @@ public struct InventoryOptions: Equatable, Sendable {
     ///
     /// - Parameter arguments: The command line's arguments.
     /// - Throws: ``UsageError`` for an unknown option, a missing value, an option given twice, two
-    ///   options that conflict, or an argument that is not an option.
+    ///   options that conflict, an option without the one it needs, a snapshot interval that is not
+    ///   a whole number of 1 or more, or an argument that is not an option.
     public init(arguments: [String]) throws(UsageError) {
         var seen: [String] = []
         var remaining = arguments[...]
@@ -104,6 +120,12 @@ public struct InventoryOptions: Equatable, Sendable {
         }
         for (first, second) in Self.conflicts where seen.contains(first) && seen.contains(second) {
             throw UsageError("\(first) and \(second) cannot be used together")
+        }
+        for (option, needed) in Self.requirements where seen.contains(option) && !seen.contains(needed) {
+            throw UsageError("\(option) needs \(needed)")
+        }
+        if let snapshotEvery, snapshotEvery < 1 {
+            throw UsageError("--snapshot-every needs a whole number of 1 or more")
         }
     }
 

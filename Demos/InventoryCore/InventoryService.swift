@@ -12,7 +12,8 @@ import Foundation
 /// ``ServiceLogger`` writes to standard error, one line per message, each
 /// `inventory: <level>: <sentence>` with the level `error`, `notice` or `info` and, for an event,
 /// its input line number; with a log path, an `ActionLogMiddleware` writes every event to a JSON
-/// Lines file that `--replay` (``replay(contentsOf:)``) plays back.
+/// Lines file that `--replay` (``replay(contentsOf:)``) plays back; with a data directory, a
+/// `Journal` keeps the stores' states there and recovers them when the service starts again.
 public final class InventoryService: @unchecked Sendable {
     // @unchecked: the counters are guarded by `lock`; everything else is immutable or Sendable.
 
@@ -39,6 +40,8 @@ public final class InventoryService: @unchecked Sendable {
     /// Counts of every event and outcome; waits for `orders`.
     public let audit: Store<AuditState, InventoryAction>
     private let actionLog: ActionLogMiddleware?
+    /// The journal in the data directory, with `--data`.
+    public let journal: Journal?
     private let diagnostics: @Sendable (String) -> Void
     /// The input line numbers of the events dispatched and not yet finished, oldest first.
     private let lineNumbers: LineNumbers
@@ -51,15 +54,29 @@ public final class InventoryService: @unchecked Sendable {
     private var accepted = 0
     private var badLines = 0
 
+    /// A service that cannot start: a sentence naming the file and what to do.
+    public struct StartError: Error, CustomStringConvertible {
+        /// The sentence.
+        public let description: String
+    }
+
     /// Creates the service.
     ///
     /// - Parameters:
-    ///   - logPath: Where to write the action log (emptied first), or `nil` for none.
+    ///   - logPath: Where to write the action log, or `nil` for none. An existing log is appended
+    ///     to (a line cut short by a crash is cut away first and reported) when the service
+    ///     continues its history from `dataDirectory`; a log holding events is refused otherwise.
+    ///   - dataDirectory: The journal's directory, or `nil` for none: the stores are recovered
+    ///     from it, and every event is recorded in it.
+    ///   - snapshotEvery: How many events between two snapshots in the data directory.
     ///   - verbosity: How much to tell on standard error.
     ///   - diagnostics: Writes one line for the operator (standard error in the program).
-    /// - Throws: `ActionLogError` when the log file cannot be opened.
+    /// - Throws: ``StartError``, `JournalError` or `ActionLogError`, each naming the file, when the
+    ///   data directory or the log cannot be used.
     public init(
         logPath: String? = nil,
+        dataDirectory: String? = nil,
+        snapshotEvery: Int = 1_000,
         verbosity: Verbosity = .normal,
         diagnostics: @escaping @Sendable (String) -> Void
     ) throws {
@@ -73,28 +90,75 @@ public final class InventoryService: @unchecked Sendable {
         try dispatcher.register(store: stock)
         try dispatcher.register(store: orders)
         try dispatcher.register(store: audit)
+        // The journal first, so that the recovery's dispatches reach no other middleware.
+        if let dataDirectory {
+            let failed = Locked(false)
+            let journal = try Journal(
+                directory: dataDirectory,
+                dispatcher: dispatcher,
+                snapshotEvery: snapshotEvery
+            ) { error in
+                // The journal stops at its first failure; later ones repeat it.
+                let first = failed.withLock { alreadyFailed in
+                    defer { alreadyFailed = true }
+                    return !alreadyFailed
+                }
+                guard first else { return }
+                diagnostics("inventory: error: \(error)")
+            }
+            self.journal = journal
+        } else {
+            journal = nil
+        }
+        let recovered = journal?.recovery.recordCount ?? 0
         dispatcher.register(
             middleware: ServiceLogger(verbosity: verbosity, stock: stock, lineNumbers: lineNumbers, write: diagnostics)
         )
         if let logPath {
-            let failures = Locked(0)
-            let log = try ActionLogMiddleware(path: logPath, appending: false) { error in
-                let count = failures.withLock {
-                    $0 += 1
-                    return $0
-                }
-                if count <= Self.reportedWriteFailures {
-                    diagnostics("inventory: error: \(error)")
-                }
-                if count == Self.reportedWriteFailures {
-                    diagnostics("inventory: error: Later write failures of the action log are counted, not shown.")
-                }
+            let size = (try? FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) ?? 0
+            if size > 0 && recovered == 0 {
+                throw StartError(
+                    description: "The action log \(logPath) already holds events of an earlier run, and the stores "
+                        + "start empty: appending would mix two runs that no replay can tell apart. Pass --data DIR "
+                        + "to carry the state from run to run, or choose another log."
+                )
             }
-            dispatcher.register(middleware: log)
-            actionLog = log
+            actionLog = try Self.openLog(logPath, diagnostics: diagnostics)
+            dispatcher.register(middleware: actionLog!)
         } else {
             actionLog = nil
         }
+        lock.withLock { accepted = recovered }
+    }
+
+    /// Opens the action log to append; errors go to `diagnostics`, the first few one by one.
+    private static func openLog(
+        _ path: String,
+        diagnostics: @escaping @Sendable (String) -> Void
+    ) throws -> ActionLogMiddleware {
+        let failures = Locked(0)
+        return try ActionLogMiddleware(path: path, appending: true) { error in
+            if error.code == .tornTail {
+                diagnostics("inventory: notice: \(error)")
+                return
+            }
+            let count = failures.withLock {
+                $0 += 1
+                return $0
+            }
+            if count <= Self.reportedWriteFailures {
+                diagnostics("inventory: error: \(error)")
+            }
+            if count == Self.reportedWriteFailures {
+                diagnostics("inventory: error: Later write failures of the action log are counted, not shown.")
+            }
+        }
+    }
+
+    /// Whether a write to the data directory failed: the journal then records nothing more, so the
+    /// service should stop reading.
+    public var hasFailed: Bool {
+        journal?.firstFailure != nil
     }
 
     /// Takes one input line: parses it and dispatches its event, or reports it as bad.
@@ -150,6 +214,8 @@ public final class InventoryService: @unchecked Sendable {
         lock.withLock { stopping = true }
         let report = await dispatcher.shutdown()
         actionLog?.close()
+        // Closing writes a last snapshot; a failure is in firstFailure, which the summary reports.
+        try? journal?.close()
         var summary = summary(reason: reason)
         summary.shutdown = Summary.Shutdown(
             inFlight: report.completed,
@@ -202,171 +268,16 @@ public final class InventoryService: @unchecked Sendable {
                 outcomes: audit.outcomes,
                 unitsRestocked: audit.unitsRestocked
             ),
-            log: actionLog.map { Summary.Log(path: $0.path, written: $0.writtenCount, failures: $0.failureCount) }
+            log: actionLog.map { Summary.Log(path: $0.path, written: $0.writtenCount, failures: $0.failureCount) },
+            data: journal.map { journal in
+                Summary.DataDirectory(
+                    path: journal.directory,
+                    recovered: journal.recovery.recordCount,
+                    history: journal.recordCount,
+                    failure: journal.firstFailure?.description
+                )
+            }
         )
-    }
-}
-
-/// The JSON the service prints on standard output when it stops.
-public struct Summary: Codable, Equatable, Sendable {
-    /// What became of the input lines.
-    public struct Lines: Codable, Equatable, Sendable {
-        /// Lines read from the input.
-        public var read: Int
-        /// Events dispatched (each is in the stores and in the log).
-        public var accepted: Int
-        /// Lines reported as bad and skipped.
-        public var bad: Int
-
-        /// Creates the counts.
-        public init(read: Int, accepted: Int, bad: Int) {
-            self.read = read
-            self.accepted = accepted
-            self.bad = bad
-        }
-    }
-
-    /// How many orders have each status.
-    public struct Orders: Codable, Equatable, Sendable {
-        /// Orders holding a reservation.
-        public var reserved: Int
-        /// Orders refused for lack of stock.
-        public var refused: Int
-        /// Orders cancelled after being reserved.
-        public var cancelled: Int
-        /// Orders ignored because their id was taken.
-        public var duplicates: Int
-
-        /// Creates the counts.
-        public init(reserved: Int, refused: Int, cancelled: Int, duplicates: Int) {
-            self.reserved = reserved
-            self.refused = refused
-            self.cancelled = cancelled
-            self.duplicates = duplicates
-        }
-    }
-
-    /// The audit store's counts.
-    public struct Audit: Codable, Equatable, Sendable {
-        /// Events handled.
-        public var events: Int
-        /// Events per kind: `restock`, `order`, `cancel`.
-        public var kinds: [String: Int]
-        /// Events per outcome: `reserved`, `refused`, `duplicate`, ...
-        public var outcomes: [String: Int]
-        /// Units added by restocks.
-        public var unitsRestocked: Int
-
-        /// Creates the counts.
-        public init(events: Int, kinds: [String: Int], outcomes: [String: Int], unitsRestocked: Int) {
-            self.events = events
-            self.kinds = kinds
-            self.outcomes = outcomes
-            self.unitsRestocked = unitsRestocked
-        }
-    }
-
-    /// What became of the accepted events when the service stopped.
-    ///
-    /// The service stops reading, then waits for the events it accepted: the ones still being
-    /// applied then are ``inFlight``. Accepted events are never dropped; ``allApplied`` says that
-    /// every one was applied in full.
-    public struct Shutdown: Codable, Equatable, Sendable {
-        /// Accepted events still being applied when the service began to stop; it waited for them.
-        public var inFlight: Int
-        /// How many of those were then applied in full.
-        public var applied: Int
-        /// How many of those were cancelled before they were applied (none, unless one failed).
-        public var cancelled: Int
-        /// Events refused because they came after the stop began (none: the service stops reading
-        /// first).
-        public var refused: Int
-        /// Whether every accepted event was applied: none cancelled, none left running.
-        public var allApplied: Bool
-
-        /// Creates the counts.
-        public init(inFlight: Int, applied: Int, cancelled: Int, refused: Int, allApplied: Bool) {
-            self.inFlight = inFlight
-            self.applied = applied
-            self.cancelled = cancelled
-            self.refused = refused
-            self.allApplied = allApplied
-        }
-    }
-
-    /// The action log, when one was written.
-    public struct Log: Codable, Equatable, Sendable {
-        /// The log file.
-        public var path: String
-        /// Lines written.
-        public var written: Int
-        /// Lines that could not be written.
-        public var failures: Int
-
-        /// Creates the counts.
-        public init(path: String, written: Int, failures: Int) {
-            self.path = path
-            self.written = written
-            self.failures = failures
-        }
-    }
-
-    /// Why the service stopped: `end of input`, `SIGTERM`, `SIGINT` or a replay.
-    public var reason: String
-    /// What became of the input lines.
-    public var lines: Lines
-    /// Units available per item.
-    public var stock: [String: Int]
-    /// Units reserved by open orders per item.
-    public var reserved: [String: Int]
-    /// How many orders have each status.
-    public var orders: Orders
-    /// The audit store's counts.
-    public var audit: Audit
-    /// The shutdown report; `nil` for a replay.
-    public var shutdown: Shutdown?
-    /// The action log; `nil` without `--log`.
-    public var log: Log?
-
-    /// Creates a summary.
-    public init(
-        reason: String,
-        lines: Lines,
-        stock: [String: Int],
-        reserved: [String: Int],
-        orders: Orders,
-        audit: Audit,
-        shutdown: Shutdown? = nil,
-        log: Log? = nil
-    ) {
-        self.reason = reason
-        self.lines = lines
-        self.stock = stock
-        self.reserved = reserved
-        self.orders = orders
-        self.audit = audit
-        self.shutdown = shutdown
-        self.log = log
-    }
-
-    /// The summary as pretty-printed JSON with sorted, snake_case keys.
-    public var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        // Encoding plain values cannot fail.
-        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
-
-    /// Reads a summary printed by the service.
-    ///
-    /// - Parameter json: The JSON.
-    /// - Returns: The summary.
-    /// - Throws: `DecodingError` when it is not one.
-    public static func decode(_ json: String) throws -> Summary {
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try decoder.decode(Summary.self, from: Data(json.utf8))
     }
 }
 
@@ -441,56 +352,5 @@ final class ServiceLogger: Middleware, Sendable {
         } else if outcome.isNotable {
             write("inventory: notice: \(event): \(outcome.text).")
         }
-    }
-}
-
-extension Summary {
-    /// What became of the events, in plain words, for the service's last line on standard error;
-    /// and whether it is an error (events not applied, or not written to the action log), which
-    /// makes the exit status 1.
-    public var closing: (sentence: String, isError: Bool) {
-        func count(_ value: Int, _ noun: String) -> String {
-            "\(value) \(noun)\(value == 1 ? "" : "s")"
-        }
-        let stopped =
-            reason == "end of input"
-            ? "Stopped at the end of input"
-            : reason.hasPrefix("SIG")
-                ? "Stopped on \(reason)"
-                : "Stopped (\(reason))"
-        let accepted = lines.accepted
-        var parts: [String] = []
-        var isError = false
-        let shutdown = shutdown ?? Shutdown(inFlight: 0, applied: 0, cancelled: 0, refused: 0, allApplied: true)
-        if accepted == 0 {
-            parts.append("no event was accepted")
-        } else if shutdown.allApplied {
-            let all =
-                accepted == 1 ? "the 1 accepted event was applied" : "all \(accepted) accepted events were applied"
-            let waited = shutdown.inFlight == 0 ? "" : ", \(shutdown.inFlight) of them while stopping"
-            parts.append(all + waited)
-        } else {
-            isError = true
-            let missing = accepted - audit.events
-            parts.append(
-                "\(missing) of \(accepted) accepted events were not applied (\(shutdown.cancelled) cancelled while "
-                    + "stopping)"
-            )
-        }
-        if let log {
-            if log.failures > 0 {
-                isError = true
-                parts.append("\(count(log.failures, "event")) could not be written to the action log \(log.path)")
-            } else if accepted > 0 {
-                parts.append("every one was written to the action log \(log.path)")
-            }
-        }
-        if shutdown.refused > 0 {
-            parts.append("\(count(shutdown.refused, "event")) arriving after the stop were refused")
-        }
-        if lines.bad > 0 {
-            parts.append("\(count(lines.bad, "bad line")) \(lines.bad == 1 ? "was" : "were") skipped")
-        }
-        return ("\(stopped): \(parts.joined(separator: "; ")).", isError)
     }
 }

@@ -15,7 +15,7 @@ import Darwin
 #endif
 
 let usage = """
-    usage: inventory [--log PATH] [--verbose | --quiet] < events.jsonl
+    usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl
            inventory --replay PATH [--verbose | --quiet]
            inventory --help
 
@@ -38,16 +38,27 @@ let usage = """
     the events. Standard error gets one line per message: "inventory: LEVEL: SENTENCE", LEVEL
     being error, notice or info, and an event named by its input line.
 
+    With --data, the stores' states live in DIR: the service recovers them on start (the latest
+    snapshot, then the events after it), records every accepted event before it counts as done,
+    and writes a snapshot every N events. After a crash or kill -9 it restarts with the state of
+    the events recorded so far, never a mix; feed it the events after them to carry on.
+
     options:
-      --log PATH      write every accepted event to PATH as JSON Lines (the file is emptied first)
+      --data DIR      keep the stores' states in DIR (created if missing) and recover them on start
+      --snapshot-every N
+                      with --data, write a snapshot every N events (default 1000)
+      --log PATH      append every accepted event to PATH as JSON Lines; a line cut short by a
+                      crash is cut away first; a log that holds events is refused unless --data
+                      carries the state on from the run that wrote them
       --replay PATH   replay an action log written with --log into fresh stores, print the summary
       --verbose       also log every event's outcome (info)
       --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                       duplicate ids and ignored cancels, and the start and the end)
       -h, --help      show this help
 
-    exit status: 0 when every accepted event was applied (and written, with --log); 1 when one
-    was not, a write failed or the log could not be opened or replayed; 64 for a bad command line.
+    exit status: 0 when every accepted event was applied (and written, with --log and --data); 1
+    when one was not, a write failed, or the log or the data directory could not be opened or
+    replayed; 64 for a bad command line.
     """
 
 @main
@@ -73,9 +84,24 @@ struct InventoryProgram {
 
         let service: InventoryService
         do {
-            service = try InventoryService(logPath: options.logPath, verbosity: verbosity, diagnostics: writeError)
+            service = try InventoryService(
+                logPath: options.logPath,
+                dataDirectory: options.dataDirectory,
+                snapshotEvery: options.snapshotEvery ?? 1_000,
+                verbosity: verbosity,
+                diagnostics: writeError
+            )
         } catch {
             fail("\(error)")
+        }
+        if let journal = service.journal {
+            // What recovery worked around (a torn record, a damaged snapshot) is a notice.
+            let sentence = "Data directory \(journal.directory): \(journal.recovery)."
+            if journal.recovery.isClean {
+                info(sentence)
+            } else if verbosity != .quiet {
+                writeError("inventory: notice: \(sentence)")
+            }
         }
 
         if let replayPath = options.replayPath {
@@ -123,6 +149,9 @@ struct InventoryProgram {
                 )
             }
             if stopper.isStopping { break }
+            if service.hasFailed {
+                await stopper.stop(reason: "a failed write to the data directory")
+            }
         }
         await stopper.stop(reason: "end of input")
         withExtendedLifetime(sources) {}

@@ -88,6 +88,36 @@ struct ClosingLineTests {
         )
     }
 
+    @Test("with --data, the closing line speaks of this run's events and of the directory's whole history")
+    func dataDirectory() {
+        var resumed = summary(accepted: 12, applied: 12, shutdown: nil, log: nil)
+        resumed.data = Summary.DataDirectory(path: "state", recovered: 9, history: 12)
+        #expect(
+            resumed.closing
+                == (
+                    "Stopped on SIGTERM: all 3 accepted events were applied; the data directory state holds all "
+                        + "12 events of its history, 9 of them recovered at the start.", false
+                )
+        )
+        var idle = summary(accepted: 9, applied: 9, shutdown: nil, log: nil)
+        idle.data = Summary.DataDirectory(path: "state", recovered: 9, history: 9)
+        #expect(idle.closing.sentence.hasPrefix("Stopped on SIGTERM: no new event was accepted; "))
+        var failed = summary(accepted: 4, applied: 4, shutdown: nil, log: nil)
+        failed.data = Summary.DataDirectory(
+            path: "state",
+            recovered: 0,
+            history: 2,
+            failure: "Cannot write state/records-1.jsonl: No space left on device."
+        )
+        #expect(
+            failed.closing
+                == (
+                    "Stopped on SIGTERM: all 4 accepted events were applied; the data directory state stopped "
+                        + "recording: Cannot write state/records-1.jsonl: No space left on device.", true
+                )
+        )
+    }
+
     @Test("events cancelled while stopping, or not written to the log, make it an error in plain words")
     func errors() {
         let cancelled = summary(
@@ -110,7 +140,7 @@ struct ClosingLineTests {
         #expect(
             unlogged.closing
                 == (
-                    "Stopped on SIGTERM: the 1 accepted event was applied; 1 event could not be written to the "
+                    "Stopped on SIGTERM: the 1 accepted event was applied; 1 line could not be written to the "
                         + "action log /dev/full; 2 bad lines were skipped.", true
                 )
         )

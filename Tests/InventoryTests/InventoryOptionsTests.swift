@@ -10,6 +10,9 @@ struct InventoryOptionsTests {
         #expect(log.logPath == "a.jsonl" && log.verbosity == .quiet && log.replayPath == nil)
         let replay = try InventoryOptions(arguments: ["--replay=b.jsonl", "--verbose", "--verbose"])
         #expect(replay.replayPath == "b.jsonl" && replay.verbosity == .verbose)
+        let data = try InventoryOptions(arguments: ["--data", "state", "--snapshot-every=250", "--log", "a.jsonl"])
+        #expect(data.dataDirectory == "state" && data.snapshotEvery == 250 && data.logPath == "a.jsonl")
+        #expect(try InventoryOptions(arguments: ["--data", "state"]).snapshotEvery == nil)
         #expect(try InventoryOptions(arguments: ["-h"]).showsHelp)
         #expect(try InventoryOptions(arguments: ["--quiet", "--help"]).showsHelp)
     }
@@ -26,6 +29,11 @@ struct InventoryOptionsTests {
             (["--quiet=yes"], "--quiet takes no value"),
             (["--verbose", "--quiet"], "--quiet and --verbose cannot be used together"),
             (["--log", "a", "--replay", "b"], "--replay and --log cannot be used together"),
+            (["--data", "d", "--replay", "b"], "--replay and --data cannot be used together"),
+            (["--snapshot-every", "10"], "--snapshot-every needs --data"),
+            (["--data", "d", "--snapshot-every", "0"], "--snapshot-every needs a whole number of 1 or more"),
+            (["--data", "d", "--snapshot-every=ten"], "--snapshot-every needs a whole number of 1 or more"),
+            (["--data", "d", "--snapshot-every", "-5"], "--snapshot-every needs a whole number of 1 or more"),
             (["input.jsonl"], "unexpected argument 'input.jsonl'; events come on standard input"),
         ]
     )

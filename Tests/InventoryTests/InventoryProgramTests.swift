@@ -119,7 +119,11 @@ struct InventoryProgramTests {
         #expect(replayed.stock == original.stock && replayed.reserved == original.reserved)
         #expect(replayed.orders == original.orders && replayed.audit == original.audit)
         #expect(ReferenceInventory(events).matches(replayed))
-        #expect(output.standardError.contains("inventory: info: Replay of \(log): replayed 5000 transactions."))
+        #expect(
+            output.standardError.contains(
+                "inventory: info: Replay of \(log): replayed 5000 transactions; 3 checksums matched."
+            )
+        )
     }
 
     @Test("--replay skips a truncated last line and stops at a malformed one, naming it")
@@ -135,7 +139,10 @@ struct InventoryProgramTests {
         let truncated = try await runInventory(["--replay", log])
         #expect(truncated.status == 0)
         #expect(try Summary.decode(truncated.standardOutput).audit.events == 10)
-        #expect(truncated.standardError.contains("replayed 10 transactions; skipped truncated line 11"))
+        // Line 11 is the checkpoint the log writes when it closes.
+        #expect(
+            truncated.standardError.contains("replayed 10 transactions; 3 checksums matched; skipped truncated line 12")
+        )
 
         var lines = complete.split(separator: "\n").map(String.init)
         lines[3] = "{\"id\": 4}"
@@ -192,8 +199,9 @@ struct InventoryProgramTests {
         #expect(errors.first?.contains("Cannot write the action log /dev/full: No space left on device") == true)
         let closing = try #require(errors.last)
         #expect(closing.hasPrefix("inventory: error: Stopped at the end of input: all 20 accepted events were applied"))
-        #expect(closing.hasSuffix("; 20 events could not be written to the action log /dev/full."))
-        #expect(try Summary.decode(full.standardOutput).log?.failures == 20)
+        // 20 events, and the checkpoint of the stores' checksums that closing the log writes.
+        #expect(closing.hasSuffix("; 21 lines could not be written to the action log /dev/full."))
+        #expect(try Summary.decode(full.standardOutput).log?.failures == 21)
     }
 
     @Test("a summary that cannot be written to standard output exits 1 saying so")

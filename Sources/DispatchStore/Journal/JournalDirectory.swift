@@ -64,13 +64,11 @@ struct JournalDirectory {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
-            do {
-                try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
-            } catch {
+            if let reason = Self.makeDirectories(path) {
                 throw JournalError(
                     .unwritableDirectory,
                     path: path,
-                    message: "cannot create the journal directory \(path): \(Self.reason(error))"
+                    message: "cannot create the journal directory \(path): \(reason)"
                 )
             }
         } else if !isDirectory.boolValue {
@@ -241,13 +239,11 @@ struct JournalDirectory {
 
     /// Where a quarantined copy of `file` goes: its name with the time, and a counter if taken.
     func quarantineTarget(for file: String, suffix: String = "") throws(JournalError) -> String {
-        do {
-            try FileManager.default.createDirectory(atPath: quarantinePath, withIntermediateDirectories: true)
-        } catch {
+        if let reason = Self.makeDirectories(quarantinePath) {
             throw JournalError(
                 .unwritableDirectory,
                 path: quarantinePath,
-                message: "cannot create \(quarantinePath): \(Self.reason(error))"
+                message: "cannot create \(quarantinePath): \(reason)"
             )
         }
         let name = (file as NSString).lastPathComponent
@@ -259,6 +255,23 @@ struct JournalDirectory {
             target = "\(quarantinePath)/\(name)\(suffix).\(stamp)-\(counter)"
         }
         return target
+    }
+
+    /// Creates `path` and the directories above it that are missing, with `mkdir(2)`; returns
+    /// `nil`, or what failed in words naming the directory (`/dev/null: Not a directory`).
+    static func makeDirectories(_ path: String) -> String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            return isDirectory.boolValue ? nil : "\(path) is a file"
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path, let reason = makeDirectories(parent) {
+            return reason
+        }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            return String(cString: strerror(errno))
+        }
+        return nil
     }
 
     static func reason(_ error: any Error) -> String {

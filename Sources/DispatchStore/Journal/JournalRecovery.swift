@@ -38,7 +38,9 @@ extension Journal {
             }
             if !problems.isEmpty {
                 text += "; \(problems.count) problem\(problems.count == 1 ? "" : "s"): "
-                text += problems.map(\.message).joined(separator: "; ")
+                // Each message is a sentence; here they are clauses of one.
+                text += problems.map { $0.message.hasSuffix(".") ? String($0.message.dropLast()) : $0.message }
+                    .joined(separator: "; ")
             }
             return text
         }
