@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A middleware that keeps a bounded history of all stores' states, for undo, redo and time travel.
 ///
@@ -38,82 +38,24 @@ public import Foundation
 /// - Note: Thread-safe; record while dispatches run on other threads. A recorder records the first
 ///   dispatcher it is registered with, until it is unregistered from it. Do not call it from a
 ///   reducer's `reduce(_:into:)` or an `updateState` closure (the moves report that as an error).
-public final class RecorderMiddleware: Middleware, @unchecked Sendable {
-    // @unchecked: every mutable property is guarded by `lock`; callbacks run outside it.
-
-    /// One recorded instant.
-    public struct Entry: Sendable, Identifiable {
-        /// A number unique in this recorder, 0 for the first entry and higher for each entry after it.
-        ///
-        /// It does not change when older entries are dropped, nor when a later transaction of the
-        /// same step (same key, or same ``Group``) replaces the newest entry's states. It changes
-        /// only when a group's step moves past entries recorded in between: the step then becomes a
-        /// new, newest entry.
-        public let id: Int
-        /// The transaction whose end was recorded (for a grouped entry, the latest one); `nil` for the
-        /// first entry.
-        public let transaction: Transaction?
-        /// When the entry was taken (for a grouped entry, when its latest transaction was recorded).
-        public let date: Date
-        /// The states of the stores, in registration order.
-        public fileprivate(set) var snapshots: [StoreSnapshot]
-        /// The key that `groupingBy:` gave the entry's transactions; `nil` when it gave none, and for
-        /// the entries of a ``Group``.
-        public let groupKey: (any Hashable & Sendable)?
-        /// How many recorded transactions the entry stands for: 0 for the first entry, 1 for an
-        /// ordinary entry, more for a grouped one.
-        public let transactionCount: Int
-        /// The number of moves made before the entry was taken: entries of an earlier epoch are
-        /// never merged into.
-        fileprivate let epoch: Int
-        /// The number of the ``Group`` whose step the entry is, if any.
-        fileprivate let group: Int?
-
-        /// The action of the recorded transaction (for a grouped entry, of the latest one); `nil`
-        /// for the first entry.
-        public var action: (any ActionType)? {
-            transaction?.action
-        }
-
-        /// The recorded state of the store registered under `identifier`, if the entry has it.
-        ///
-        /// - Parameter identifier: The store's identifier.
-        /// - Returns: Its state at the time of the entry.
-        public func state(of identifier: String) -> (any StateType)? {
-            snapshots.first { $0.storeIdentifier == identifier }?.state
-        }
-    }
-
+public final class RecorderMiddleware: Middleware {
     /// The most entries the history keeps; older ones are dropped.
     public let limit: Int
     private let isRecorded: @Sendable (Transaction) -> Bool
     private let groupKey: (@Sendable (Transaction) -> (any Hashable & Sendable)?)?
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private weak var dispatcher: Dispatcher?
-    private var history: Ring<Entry>
-    private var current = 0
-    private var nextEntryID = 0
-    /// Incremented by every move: entries taken before the latest move are not merged into.
-    private var epoch = 0
-    private var listeners: [UInt64: @Sendable () -> Void] = [:]
-    /// The open groups and the ended ones still waiting for transactions, by group number.
-    private var groups: [Int: GroupState] = [:]
-    private var nextGroupNumber = 0
-    /// The group of each included transaction that has not finished yet.
-    private var pendingMembers: [UInt64: Int] = [:]
-    /// The ids of the latest finished transactions, so that including one that finished without
-    /// making an entry does not wait for it forever.
-    private var recentlyFinished = Ring<UInt64>(capacity: 1024)
+    /// Everything that changes, behind one lock.
+    ///
+    /// The user's closures and the listeners are called outside it.
+    let state: LockedBox<State>
 
-    /// What the recorder knows of one ``Group``.
-    private struct GroupState {
-        /// The id of the entry holding the group's current step, if it has one.
-        var entryID: Int?
-        /// Included transactions that have not finished yet.
-        var pending: Set<UInt64> = []
-        /// Whether ``Group/end()`` was called.
-        var ended = false
+    /// What the recorder's lock guards.
+    struct State: Sendable {
+        /// The dispatcher recorded, until the recorder is unregistered from it.
+        weak var dispatcher: Dispatcher?
+        /// The entries, the position, and the groups.
+        var history: RecorderHistory
+        /// The callbacks of ``RecorderMiddleware/subscribe(_:)``, by subscription id.
+        var listeners: [UInt64: @Sendable () -> Void] = [:]
     }
 
     /// Creates a recorder.
@@ -134,13 +76,17 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///     starts a new entry, and so does the first transaction after a move. Called once per
     ///     recorded transaction, outside the recorder's lock, on the thread that finished it.
     /// - Precondition: `limit` is at least 1. A smaller limit stops the program with a message that
-    ///   names it: the first entry always exists, so a history of no entries cannot be kept, and
-    ///   silently keeping one entry would hide the mistake.
+    ///   names it, as `Array(repeating:count:)` does with a negative count: the first entry always
+    ///   exists, so a history of no entries cannot be kept, and silently keeping one entry would hide
+    ///   the mistake.
     public init(
         limit: Int = 500,
         recording isRecorded: @escaping @Sendable (Transaction) -> Bool = { _ in true },
         groupingBy groupKey: (@Sendable (Transaction) -> (any Hashable & Sendable)?)? = nil
     ) {
+        // A limit below 1 here is a mistake in the code, such as a literal 0, not in the program's
+        // input: stopping with a message that names it finds it on the first run, where a recorder
+        // that recorded nothing, or one entry, would hide it until someone pressed undo.
         precondition(
             limit >= 1,
             "RecorderMiddleware(limit: \(limit)): the limit must be at least 1, since it counts entry 0 "
@@ -149,39 +95,39 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
         self.limit = limit
         self.isRecorded = isRecorded
         self.groupKey = groupKey
-        self.history = Ring(capacity: limit)
+        self.state = LockedBox(State(history: RecorderHistory(limit: limit)))
     }
 
     // MARK: Reading the history
 
     /// The entries, oldest first.
     public var entries: [Entry] {
-        lock.withLock { history.elements }
+        state.withLockedValue { $0.history.entries }
     }
 
     /// How many entries the history holds.
     public var count: Int {
-        lock.withLock { history.count }
+        state.withLockedValue { $0.history.count }
     }
 
     /// The index in ``entries`` of the entry the stores were last set to or recorded at.
     public var position: Int {
-        lock.withLock { current }
+        state.withLockedValue { $0.history.position }
     }
 
     /// The entry at ``position``, or `nil` before the recorder is registered.
     public var currentEntry: Entry? {
-        lock.withLock { history.count > 0 ? history[current] : nil }
+        state.withLockedValue { $0.history.currentEntry }
     }
 
     /// Whether ``previous()`` has an entry to go back to.
     public var canGoBack: Bool {
-        lock.withLock { current > 0 }
+        state.withLockedValue { $0.history.canGoBack }
     }
 
     /// Whether ``next()`` has an entry to go forward to.
     public var canGoForward: Bool {
-        lock.withLock { current + 1 < history.count }
+        state.withLockedValue { $0.history.canGoForward }
     }
 
     // MARK: Moving
@@ -193,7 +139,7 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///   `updateState` or `reduce`.
     @discardableResult
     public func previous() -> Bool {
-        (try? move { current in current - 1 }) != nil
+        (try? move(.back)) != nil
     }
 
     /// Sets every store to the entry after ``position``.
@@ -203,7 +149,7 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///   `updateState` or `reduce`.
     @discardableResult
     public func next() -> Bool {
-        (try? move { current in current + 1 }) != nil
+        (try? move(.forward)) != nil
     }
 
     /// Sets every store to the entry at `position` (an index in ``entries``).
@@ -214,233 +160,34 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///   the position and the valid range), ``DispatchError/Code/recorderDetached`` or
     ///   ``DispatchError/Code/reentrantRestore``.
     public func jump(to position: Int) throws {
-        try move { _ in position }
+        try move(.to(position))
     }
 
-    /// Moves to the position `destination` computes from the current one, under the lock.
-    ///
-    /// `destination` gets a position inside the history, so `current ± 1` cannot overflow.
-    private func move(to destination: (Int) -> Int) throws {
+    /// Restores the entry `move` leads to, under the lock, then delivers the changes and tells the
+    /// listeners outside it.
+    private func move(_ move: RecorderHistory.Move) throws {
         // Observers are called after the lock is released: they may read or move the recorder.
-        let restored: [any StoreEntry] = try lock.withLock {
-            guard let dispatcher else {
+        let restored: [any StoreEntry] = try state.withLockedValue { state in
+            guard let dispatcher = state.dispatcher else {
                 throw DispatchError(
                     .recorderDetached,
                     "the recorder is not registered with a dispatcher; register it with register(middleware:)"
                 )
             }
-            let destination = destination(current)
-            guard destination >= 0 && destination < history.count else {
-                throw DispatchError(
-                    .historyPositionOutOfRange,
-                    "history position \(destination) is out of range 0...\(history.count - 1)"
-                )
-            }
-            guard let restored = dispatcher.restore(history[destination].snapshots) else {
+            let destination = try state.history.destination(of: move)
+            guard let restored = dispatcher.restore(state.history.entry(at: destination).snapshots) else {
                 throw DispatchError(
                     .reentrantRestore,
                     "the recorder cannot restore from inside a store's updateState or reduce(_:into:)"
                 )
             }
-            current = destination
-            // A move ends every run of a group key and every group's current step.
-            epoch += 1
+            state.history.moved(to: destination)
             return restored
         }
         for store in restored {
             store.deliverPendingChanges()
         }
         notifyListeners()
-    }
-
-    // MARK: Groups
-
-    /// An undo step made of several transactions: the ones you include make one history entry.
-    ///
-    /// Create one with ``RecorderMiddleware/beginGroup()`` or ``RecorderMiddleware/group(_:)``, and
-    /// include each transaction of the gesture, as returned by `dispatch` or carried by the result
-    /// of `perform`:
-    ///
-    /// ```swift
-    /// recorder.group { gesture in
-    ///     gesture.include(dispatcher.dispatch(TodoAction.delete(id)))
-    ///     gesture.include(dispatcher.dispatch(SelectionAction.down, mode: .serial))
-    /// }
-    /// recorder.previous()  // undoes both
-    /// ```
-    ///
-    /// Membership is by transaction, not by time: a transaction belongs to the group whether it
-    /// finished before ``include(_:)`` (a `.sync` dispatch) or finishes on another thread after the
-    /// group ended (an `.async` one), and a transaction of some other code that finishes meanwhile
-    /// does not. The group's entry holds the states after the latest of its transactions to finish;
-    /// each one that finishes later replaces them. When transactions that are not in the group are
-    /// recorded between two of its transactions, the group's step moves past them and becomes the
-    /// newest entry (their entries then hold the gesture's partial states, as they were taken).
-    ///
-    /// A move through the history (``RecorderMiddleware/previous()``, ``RecorderMiddleware/next()``,
-    /// ``RecorderMiddleware/jump(to:)``) ends the group's current step: its transactions that finish
-    /// after the move make a new entry together. Transactions the recorder does not record (left
-    /// out by `recording:`, or handled by no store) are ignored.
-    ///
-    /// - Note: Thread-safe: include transactions from any thread. The group ends when you call
-    ///   ``end()`` or release it; transactions included before that still join it when they finish.
-    public final class Group: Sendable {
-        private let recorder: RecorderMiddleware
-        private let number: Int
-
-        fileprivate init(recorder: RecorderMiddleware, number: Int) {
-            self.recorder = recorder
-            self.number = number
-        }
-
-        deinit {
-            recorder.endGroup(number)
-        }
-
-        /// Makes `transaction` part of the group's undo step.
-        ///
-        /// Call it right after the dispatch that returned the transaction (`include(dispatcher.dispatch(...))`),
-        /// or with `result.transaction` after `perform`. Including a transaction twice, or in a
-        /// second group, does nothing more.
-        ///
-        /// - Parameter transaction: A transaction of the dispatcher the recorder records, finished
-        ///   or not.
-        /// - Note: Does nothing after ``end()``. Safe from any thread; listeners of the recorder are
-        ///   called when the history changes, on the calling thread.
-        public func include(_ transaction: Transaction) {
-            recorder.include(transaction, inGroup: number)
-        }
-
-        /// Ends the group: later ``include(_:)`` calls do nothing.
-        ///
-        /// Transactions included before still join the group's step when they finish. Calling it
-        /// again does nothing; releasing the group ends it too.
-        ///
-        /// - Note: Safe from any thread.
-        public func end() {
-            recorder.endGroup(number)
-        }
-
-        /// Whether ``end()`` was called.
-        public var isEnded: Bool {
-            recorder.isGroupEnded(number)
-        }
-    }
-
-    /// Starts a group: the transactions included in it make one history entry.
-    ///
-    /// ```swift
-    /// let gesture = recorder.beginGroup()
-    /// gesture.include(dispatcher.dispatch(TodoAction.delete(id)))
-    /// gesture.include(dispatcher.dispatch(SelectionAction.down))
-    /// gesture.end()
-    /// ```
-    ///
-    /// - Returns: The group; call ``Group/end()`` when the gesture is over (releasing it ends it too).
-    /// - Note: Safe from any thread. Groups are independent of each other and of `groupingBy:`; do
-    ///   not include a transaction whose key `groupingBy:` merges with others.
-    public func beginGroup() -> Group {
-        let number: Int = lock.withLock {
-            nextGroupNumber += 1
-            groups[nextGroupNumber] = GroupState()
-            return nextGroupNumber
-        }
-        return Group(recorder: self, number: number)
-    }
-
-    /// Runs `body` with a new group and ends the group when `body` returns or throws.
-    ///
-    /// ```swift
-    /// recorder.group { gesture in
-    ///     gesture.include(dispatcher.dispatch(TodoAction.delete(id), mode: .sync))
-    ///     gesture.include(dispatcher.dispatch(SelectionAction.down, mode: .sync))
-    /// }
-    /// ```
-    ///
-    /// Transactions included in `body` join the group's step even when they finish after `body`
-    /// returned.
-    ///
-    /// - Parameter body: The gesture: dispatch and include its transactions.
-    /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws.
-    /// - Note: Safe from any thread; `body` runs on the calling thread.
-    public func group<Result>(_ body: (Group) throws -> Result) rethrows -> Result {
-        let group = beginGroup()
-        defer { group.end() }
-        return try body(group)
-    }
-
-    private func include(_ transaction: Transaction, inGroup number: Int) {
-        let changed: Bool = lock.withLock {
-            guard let state = groups[number], !state.ended, pendingMembers[transaction.id] == nil else {
-                return false
-            }
-            if let index = history.lastIndex(where: { $0.transaction?.id == transaction.id }) {
-                return joinLocked(entryAt: index, group: number)
-            }
-            if recentlyFinished.lastIndex(where: { $0 == transaction.id }) != nil {
-                // It finished without making an entry (or its entry is gone): nothing to group.
-                return false
-            }
-            pendingMembers[transaction.id] = number
-            groups[number]?.pending.insert(transaction.id)
-            return false
-        }
-        if changed { notifyListeners() }
-    }
-
-    /// Makes the recorded entry at `index`, of a transaction that finished before it was included,
-    /// part of group `number`'s step.
-    ///
-    /// - Returns: Whether the history changed.
-    private func joinLocked(entryAt index: Int, group number: Int) -> Bool {
-        let entry = history[index]
-        guard entry.group == nil, entry.epoch == epoch else { return false }
-        guard let stepIndex = stepIndexLocked(of: number) else {
-            history[index] = entry.with(group: number)
-            groups[number]?.entryID = entry.id
-            return true
-        }
-        // Two entries of the group: the newer one holds the step, the older one goes.
-        let (older, newer) = stepIndex < index ? (stepIndex, index) : (index, stepIndex)
-        let count = history[older].transactionCount + history[newer].transactionCount
-        history[newer] = history[newer].with(group: number, transactionCount: count)
-        removeLocked(at: older)
-        groups[number]?.entryID = history[newer - 1].id
-        return true
-    }
-
-    /// The index of the entry holding group `number`'s current step, if it still has one.
-    private func stepIndexLocked(of number: Int) -> Int? {
-        guard let id = groups[number]?.entryID,
-            let index = history.lastIndex(where: { $0.id == id }),
-            history[index].epoch == epoch
-        else { return nil }
-        return index
-    }
-
-    /// Removes the entry at `index`, which is below `current`.
-    private func removeLocked(at index: Int) {
-        precondition(index < current, "recorder removing entry \(index) at or after the position \(current)")
-        history.remove(at: index)
-        current -= 1
-    }
-
-    private func endGroup(_ number: Int) {
-        lock.withLock {
-            groups[number]?.ended = true
-            forgetGroupIfDoneLocked(number)
-        }
-    }
-
-    private func isGroupEnded(_ number: Int) -> Bool {
-        lock.withLock { groups[number]?.ended ?? true }
-    }
-
-    private func forgetGroupIfDoneLocked(_ number: Int) {
-        if let state = groups[number], state.ended, state.pending.isEmpty {
-            groups[number] = nil
-        }
     }
 
     // MARK: Listening
@@ -451,14 +198,15 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     /// - Returns: The subscription; the calls stop when it is released or cancelled.
     public func subscribe(_ callback: @escaping @Sendable () -> Void) -> Subscription {
         let id = nextSubscriptionID()
-        lock.withLock { listeners[id] = callback }
+        state.withLockedValue { $0.listeners[id] = callback }
         return Subscription(
-            Cancellation { [weak self] in self?.lock.withLock { _ = self?.listeners.removeValue(forKey: id) } }
+            Cancellation { [weak self] in self?.state.withLockedValue { _ = $0.listeners.removeValue(forKey: id) } }
         )
     }
 
-    private func notifyListeners() {
-        let callbacks = lock.withLock { Array(listeners.values) }
+    /// Calls every listener, outside the lock.
+    func notifyListeners() {
+        let callbacks = state.withLockedValue { Array($0.listeners.values) }
         for callback in callbacks {
             callback()
         }
@@ -476,11 +224,11 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///
     /// - Parameter dispatcher: The dispatcher the recorder was registered with.
     public func didAttach(to dispatcher: Dispatcher) {
-        let recorded: Bool = lock.withLock {
-            guard self.dispatcher == nil else { return false }
-            self.dispatcher = dispatcher
-            guard history.count == 0, let snapshots = dispatcher.consistentCut() else { return false }
-            appendLocked(transaction: nil, snapshots: snapshots, groupKey: nil, group: nil, transactionCount: 0)
+        let recorded = state.withLockedValue { state in
+            guard state.dispatcher == nil else { return false }
+            state.dispatcher = dispatcher
+            guard state.history.count == 0, let snapshots = dispatcher.consistentCut() else { return false }
+            state.history.recordStart(snapshots, at: Date())
             return true
         }
         if recorded { notifyListeners() }
@@ -490,8 +238,8 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///
     /// - Parameter dispatcher: The dispatcher the recorder was removed from.
     public func didDetach(from dispatcher: Dispatcher) {
-        lock.withLock {
-            if self.dispatcher === dispatcher { self.dispatcher = nil }
+        state.withLockedValue { state in
+            if state.dispatcher === dispatcher { state.dispatcher = nil }
         }
     }
 
@@ -501,16 +249,15 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
     ///   - store: The new store.
     ///   - dispatcher: The dispatcher it was registered with.
     public func didRegister(store: any AnyStore, in dispatcher: Dispatcher) {
-        lock.withLock {
-            guard self.dispatcher === dispatcher else { return }
-            let snapshot = StoreSnapshot(
-                storeIdentifier: store.identifier,
-                state: store.anyState,
-                sequenceNumber: (store as? any StoreEntry)?.sequenceNumber ?? 0
+        state.withLockedValue { state in
+            guard state.dispatcher === dispatcher else { return }
+            state.history.backfill(
+                StoreSnapshot(
+                    storeIdentifier: store.identifier,
+                    state: store.anyState,
+                    sequenceNumber: (store as? any StoreEntry)?.sequenceNumber ?? 0
+                )
             )
-            for index in 0..<history.count where history[index].state(of: store.identifier) == nil {
-                history[index].snapshots.append(snapshot)
-            }
         }
     }
 
@@ -525,131 +272,12 @@ public final class RecorderMiddleware: Middleware, @unchecked Sendable {
         // The user's closures run outside the lock.
         let recorded = !result.isUnhandled && isRecorded(transaction)
         let key = recorded ? groupKey?(transaction) : nil
-        let changed: Bool = lock.withLock {
-            guard self.dispatcher === dispatcher else { return false }
-            recentlyFinished.append(transaction.id)
-            let group = pendingMembers.removeValue(forKey: transaction.id)
-            defer {
-                if let group {
-                    groups[group]?.pending.remove(transaction.id)
-                    forgetGroupIfDoneLocked(group)
-                }
-            }
-            guard recorded, let snapshots = dispatcher.consistentCut() else { return false }
-            recordLocked(transaction, snapshots: snapshots, groupKey: key, group: group)
-            return true
+        let changed = state.withLockedValue { state in
+            guard state.dispatcher === dispatcher else { return false }
+            // The cut is taken under the recorder's lock, so that entries follow the order of their cuts.
+            let snapshots = recorded ? dispatcher.consistentCut() : nil
+            return state.history.finish(transaction, snapshots: snapshots, groupKey: key, at: Date())
         }
         if changed { notifyListeners() }
-    }
-
-    /// Records a finished transaction: merged into its group's step or its key's run when there is
-    /// one to merge into, a new entry otherwise.
-    private func recordLocked(
-        _ transaction: Transaction,
-        snapshots: [StoreSnapshot],
-        groupKey key: (any Hashable & Sendable)?,
-        group: Int?
-    ) {
-        if let group {
-            guard let stepIndex = stepIndexLocked(of: group) else {
-                appendLocked(
-                    transaction: transaction,
-                    snapshots: snapshots,
-                    groupKey: nil,
-                    group: group,
-                    transactionCount: 1
-                )
-                groups[group]?.entryID = history[current].id
-                return
-            }
-            let count = history[stepIndex].transactionCount + 1
-            if stepIndex == history.count - 1 {
-                // The step is the newest entry: its states are replaced in place.
-                history[stepIndex] = Entry(
-                    id: history[stepIndex].id,
-                    transaction: transaction,
-                    date: Date(),
-                    snapshots: snapshots,
-                    groupKey: nil,
-                    transactionCount: count,
-                    epoch: epoch,
-                    group: group
-                )
-            } else {
-                // Other transactions were recorded since: the step moves past them.
-                appendLocked(
-                    transaction: transaction,
-                    snapshots: snapshots,
-                    groupKey: nil,
-                    group: group,
-                    transactionCount: count
-                )
-                removeLocked(at: stepIndex)
-                groups[group]?.entryID = history[current].id
-            }
-            return
-        }
-        if let key, history.count > 0 {
-            let newest = history[history.count - 1]
-            if let newestKey = newest.groupKey, AnyHashable(newestKey) == AnyHashable(key), newest.group == nil,
-                newest.epoch == epoch, current == history.count - 1
-            {
-                history[history.count - 1] = Entry(
-                    id: newest.id,
-                    transaction: transaction,
-                    date: Date(),
-                    snapshots: snapshots,
-                    groupKey: key,
-                    transactionCount: newest.transactionCount + 1,
-                    epoch: epoch,
-                    group: nil
-                )
-                return
-            }
-        }
-        appendLocked(transaction: transaction, snapshots: snapshots, groupKey: key, group: nil, transactionCount: 1)
-    }
-
-    /// Drops the redo tail, appends an entry (dropping the oldest when full) and moves to it.
-    private func appendLocked(
-        transaction: Transaction?,
-        snapshots: [StoreSnapshot],
-        groupKey: (any Hashable & Sendable)?,
-        group: Int?,
-        transactionCount: Int
-    ) {
-        if history.count > 0 {
-            history.removeLast(history.count - 1 - current)
-        }
-        history.append(
-            Entry(
-                id: nextEntryID,
-                transaction: transaction,
-                date: Date(),
-                snapshots: snapshots,
-                groupKey: groupKey,
-                transactionCount: transactionCount,
-                epoch: epoch,
-                group: group
-            )
-        )
-        nextEntryID += 1
-        current = history.count - 1
-    }
-}
-
-extension RecorderMiddleware.Entry {
-    /// The same entry, as the step of group `group` standing for `transactionCount` transactions.
-    fileprivate func with(group: Int, transactionCount: Int? = nil) -> Self {
-        Self(
-            id: id,
-            transaction: transaction,
-            date: date,
-            snapshots: snapshots,
-            groupKey: nil,
-            transactionCount: transactionCount ?? self.transactionCount,
-            epoch: epoch,
-            group: group
-        )
     }
 }
