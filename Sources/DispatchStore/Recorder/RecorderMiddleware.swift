@@ -58,13 +58,15 @@ public final class RecorderMiddleware: Middleware {
         var listeners: [UInt64: @Sendable () -> Void] = [:]
     }
 
-    /// Creates a recorder.
+    /// Creates a recorder with a limit written in the code.
     ///
     /// ```swift
     /// let recorder = RecorderMiddleware(limit: 500)
     /// ```
     ///
     /// A large limit costs nothing up front: the history grows as entries come, up to the limit.
+    /// For a limit that comes from configuration at run time, use
+    /// ``init(validatingLimit:recording:groupingBy:)``, which throws instead of stopping the program.
     ///
     /// - Parameters:
     ///   - limit: The most entries to keep, counting the first; any value from 1 to `Int.max`.
@@ -86,16 +88,44 @@ public final class RecorderMiddleware: Middleware {
     ) {
         // A limit below 1 here is a mistake in the code, such as a literal 0, not in the program's
         // input: stopping with a message that names it finds it on the first run, where a recorder
-        // that recorded nothing, or one entry, would hide it until someone pressed undo.
+        // that recorded nothing, or one entry, would hide it until someone pressed undo. The
+        // throwing initializer is the way in for limits read at run time.
         precondition(
             limit >= 1,
             "RecorderMiddleware(limit: \(limit)): the limit must be at least 1, since it counts entry 0 "
-                + "(the states when the recorder is registered); pass a positive limit such as 500"
+                + "(the states when the recorder is registered); pass a positive limit such as 500, or "
+                + "use RecorderMiddleware(validatingLimit:) for a limit read at run time"
         )
         self.limit = limit
         self.isRecorded = isRecorded
         self.groupKey = groupKey
         self.state = LockedBox(State(history: RecorderHistory(limit: limit)))
+    }
+
+    /// Creates a recorder with a limit that comes from configuration, checking it.
+    ///
+    /// ```swift
+    /// let recorder = try RecorderMiddleware(validatingLimit: settings.undoSteps)
+    /// ```
+    ///
+    /// The same as ``init(limit:recording:groupingBy:)``, except that a limit below 1 is reported
+    /// with an error instead of stopping the program.
+    ///
+    /// - Parameters:
+    ///   - limit: The most entries to keep, counting the first; any value from 1 to `Int.max` is
+    ///     accepted, and none is allocated up front.
+    ///   - isRecorded: Which finished transactions make an entry; all of them by default.
+    ///   - groupKey: A key for each recorded transaction, or `nil` (the default) for none; see
+    ///     ``init(limit:recording:groupingBy:)``.
+    /// - Throws: ``DispatchError`` with code ``DispatchError/Code/invalidHistoryLimit``, whose message
+    ///   names the limit, when `limit` is below 1.
+    public convenience init(
+        validatingLimit limit: Int,
+        recording isRecorded: @escaping @Sendable (Transaction) -> Bool = { _ in true },
+        groupingBy groupKey: (@Sendable (Transaction) -> (any Hashable & Sendable)?)? = nil
+    ) throws(DispatchError) {
+        guard limit >= 1 else { throw DispatchError.invalidHistoryLimit(limit) }
+        self.init(limit: limit, recording: isRecorded, groupingBy: groupKey)
     }
 
     // MARK: Reading the history
