@@ -48,6 +48,8 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let recorderDetached = Code("recorderDetached")
         /// A restore was asked for from inside a store's `updateState` or `reduce`.
         public static let reentrantRestore = Code("reentrantRestore")
+        /// `RecorderMiddleware(validatingLimit:)` was given a history limit below 1.
+        public static let invalidHistoryLimit = Code("invalidHistoryLimit")
 
         /// The code's name, for example `duplicateIdentifier`.
         public var description: String {
@@ -182,6 +184,18 @@ extension DispatchError {
             .shutDown,
             "Store '\(identifier)' cannot be registered: the dispatcher was shut down and takes no new stores.",
             storeIdentifier: identifier
+        )
+    }
+
+    /// The error of `RecorderMiddleware(validatingLimit:)` for a limit below 1.
+    ///
+    /// - Parameter limit: The limit it was given, which the message names.
+    /// - Returns: An error with code ``Code/invalidHistoryLimit``.
+    static func invalidHistoryLimit(_ limit: Int) -> DispatchError {
+        DispatchError(
+            .invalidHistoryLimit,
+            "The history limit \(limit) is below 1: a recorder always keeps entry 0, the states when it is "
+                + "registered, so pass a limit of 1 or more, such as 500."
         )
     }
 

@@ -97,3 +97,5 @@ struct Ring<Element> {
         (head + index) % storage.count
     }
 }
+
+extension Ring: Sendable where Element: Sendable {}
