@@ -14,8 +14,7 @@ import Foundation
 /// its input line number; with a log path, an `ActionLogMiddleware` writes every event to a JSON
 /// Lines file that `--replay` (``replay(contentsOf:)``) plays back; with a data directory, a
 /// `Journal` keeps the stores' states there and recovers them when the service starts again.
-public final class InventoryService: @unchecked Sendable {
-    // @unchecked: the counters are guarded by `lock`; everything else is immutable or Sendable.
+public final class InventoryService: Sendable {
 
     /// How much the service tells on standard error.
     public enum Verbosity: Sendable {
@@ -47,12 +46,14 @@ public final class InventoryService: @unchecked Sendable {
     private let lineNumbers: LineNumbers
     /// How much to tell.
     public let verbosity: Verbosity
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var stopping = false
-    private var linesRead = 0
-    private var accepted = 0
-    private var badLines = 0
+    /// The input's counts, and whether the service stopped accepting events.
+    private struct Counts {
+        var stopping = false
+        var linesRead = 0
+        var accepted = 0
+        var badLines = 0
+    }
+    private let counts = Locked(Counts())
 
     /// A service that cannot start: a sentence naming the file and what to do.
     public struct StartError: Error, CustomStringConvertible {
@@ -128,7 +129,7 @@ public final class InventoryService: @unchecked Sendable {
         } else {
             actionLog = nil
         }
-        lock.withLock { accepted = recovered }
+        counts.withLock { $0.accepted = recovered }
     }
 
     /// Opens the action log to append; errors go to `diagnostics`, the first few one by one.
@@ -171,7 +172,7 @@ public final class InventoryService: @unchecked Sendable {
     @discardableResult
     public func accept(line: String, number: Int) -> Bool {
         if line.allSatisfy(\.isWhitespace) {
-            lock.withLock { linesRead += 1 }
+            counts.withLock { $0.linesRead += 1 }
             return false
         }
         let action: InventoryAction
@@ -181,10 +182,10 @@ public final class InventoryService: @unchecked Sendable {
             reportBadLine(number: number, problem: error.description)
             return false
         }
-        return lock.withLock {
-            linesRead += 1
-            guard !stopping else { return false }
-            accepted += 1
+        return counts.withLock { counts in
+            counts.linesRead += 1
+            guard !counts.stopping else { return false }
+            counts.accepted += 1
             // Under the lock, so that no event is dispatched once finish(reason:) has begun, and so
             // that line numbers are queued in the order of the serial dispatches.
             lineNumbers.append(number)
@@ -199,9 +200,9 @@ public final class InventoryService: @unchecked Sendable {
     ///   - number: The line's number, counting from 1.
     ///   - problem: What is wrong with it, for example `not valid UTF-8`.
     public func reportBadLine(number: Int, problem: String) {
-        lock.withLock {
-            linesRead += 1
-            badLines += 1
+        counts.withLock { counts in
+            counts.linesRead += 1
+            counts.badLines += 1
         }
         diagnostics("inventory: error: Line \(number) was skipped: \(problem).")
     }
@@ -211,7 +212,7 @@ public final class InventoryService: @unchecked Sendable {
     /// - Parameter reason: Why the service stops, for the summary (`end of input`, `SIGTERM`, ...).
     /// - Returns: The summary of everything accepted.
     public func finish(reason: String) async -> Summary {
-        lock.withLock { stopping = true }
+        counts.withLock { $0.stopping = true }
         let report = await dispatcher.shutdown()
         actionLog?.close()
         // Closing writes a last snapshot; a failure is in firstFailure, which the summary reports.
@@ -234,9 +235,9 @@ public final class InventoryService: @unchecked Sendable {
     /// - Throws: `ActionLogError` naming the file and, for a malformed line, its number.
     public func replay(contentsOf path: String) throws -> (Summary, ActionLog.ReplayReport) {
         let report = try ActionLog.replay(contentsOf: path, into: dispatcher, actionTypes: [InventoryAction.self])
-        lock.withLock {
-            linesRead = report.replayed
-            accepted = report.replayed
+        counts.withLock { counts in
+            counts.linesRead = report.replayed
+            counts.accepted = report.replayed
         }
         return (summary(reason: "replay of \(path)"), report)
     }
@@ -250,7 +251,7 @@ public final class InventoryService: @unchecked Sendable {
         let orders = orders.state
         let audit = audit.state
         let counts = orders.counts
-        let (read, accepted, bad) = lock.withLock { (linesRead, self.accepted, badLines) }
+        let (read, accepted, bad) = self.counts.withLock { ($0.linesRead, $0.accepted, $0.badLines) }
         return Summary(
             reason: reason,
             lines: Summary.Lines(read: read, accepted: accepted, bad: bad),

@@ -144,51 +144,46 @@ public final class TodoApp: Sendable {
 }
 
 /// Saves the list when it differs from what the file holds, and keeps the last failure.
-private final class Saver: @unchecked Sendable {
-    // @unchecked: `saved` and `lastFailure` are only touched while holding `lock`; saves run under it
-    // too, so that two observers never write the file at once or out of order.
-    /// Guards `saved` and `lastFailure`, and is held while saving.
-    private let lock = NSLock()
+private final class Saver: Sendable {
+    /// What the file holds and why it does not hold the list; its lock is held while saving, so
+    /// that two observers never write the file at once or out of order.
+    private let state: Locked<(saved: [TodoItem], lastFailure: TodoStorage.Failure?)>
     /// The file.
     private let storage: TodoStorage
     /// Told about each failure, and about the first success after one.
     private let onStatusChange: @Sendable (TodoStorage.Failure?) -> Void
-    /// The items the file holds.
-    private var saved: [TodoItem]
-    /// Why the file does not hold the list, if it does not.
-    private var lastFailure: TodoStorage.Failure?
 
     /// Creates a saver for `storage`, which holds `saved` now.
     init(storage: TodoStorage, saved: [TodoItem], onStatusChange: @escaping @Sendable (TodoStorage.Failure?) -> Void) {
         self.storage = storage
-        self.saved = saved
+        self.state = Locked((saved, nil))
         self.onStatusChange = onStatusChange
     }
 
     /// Why the file does not hold the list, if it does not.
     var failure: TodoStorage.Failure? {
-        lock.withLock { lastFailure }
+        state.withLock { $0.lastFailure }
     }
 
     /// Writes `items` unless the file already holds them; reports a failure, and a recovery,
     /// when `reporting`.
     func save(_ items: [TodoItem], reporting: Bool = true) {
-        lock.lock()
-        let before = lastFailure
-        if items != saved {
-            do {
-                try storage.save(items)
-                saved = items
-                lastFailure = nil
-            } catch {
-                lastFailure = error
+        let (before, failure) = state.withLock { state in
+            let before = state.lastFailure
+            if items != state.saved {
+                do throws(TodoStorage.Failure) {
+                    try storage.save(items)
+                    state.saved = items
+                    state.lastFailure = nil
+                } catch {
+                    state.lastFailure = error
+                }
+            } else {
+                // Back to what the file holds (an undo after a failed save): nothing is lost.
+                state.lastFailure = nil
             }
-        } else {
-            // Back to what the file holds (an undo after a failed save): nothing is lost.
-            lastFailure = nil
+            return (before, state.lastFailure)
         }
-        let failure = lastFailure
-        lock.unlock()
         if reporting && (failure != nil || before != nil) { onStatusChange(failure) }
     }
 }

@@ -78,7 +78,7 @@ struct InventoryProgram {
         }
         let verbosity = options.verbosity
         /// Writes an info line unless quiet.
-        let info: (String) -> Void = { line in
+        let info: @Sendable (String) -> Void = { line in
             if verbosity != .quiet { writeError("inventory: info: \(line)") }
         }
 
@@ -160,25 +160,24 @@ struct InventoryProgram {
 
 /// Stops the service once, from end of input or a signal, whichever comes first: drains, prints the
 /// summary, says what became of the events, and exits (1 when an event was not applied or logged).
-final class Stopper: @unchecked Sendable {
-    // @unchecked: `stopping` is guarded by `claimed`; `info` only writes to standard error.
+final class Stopper: Sendable {
     private let service: InventoryService
-    private let info: (String) -> Void
-    private let claimed = NSLock()
-    private var stopping = false
+    private let info: @Sendable (String) -> Void
+    /// Whether a stop began.
+    private let stopping = Locked(false)
 
-    init(service: InventoryService, info: @escaping (String) -> Void) {
+    init(service: InventoryService, info: @escaping @Sendable (String) -> Void) {
         self.service = service
         self.info = info
     }
 
     var isStopping: Bool {
-        claimed.withLock { stopping }
+        stopping.withLock { $0 }
     }
 
     /// Stops the service and exits; a second call waits for the first to exit the program.
     func stop(reason: String) async {
-        let first = claimed.withLock {
+        let first = stopping.withLock { stopping in
             defer { stopping = true }
             return !stopping
         }

@@ -1,19 +1,16 @@
+import DispatchStore
 import Foundation
 import TodoCore
 
 /// Reads one command per line from standard input; used when it or standard output is not a
 /// terminal.
-final class LineInterface: @unchecked Sendable {
-    // @unchecked: `lineNumber` and `saveFailed` are only touched while holding `lock`; the app's
-    // save reports may come from another thread.
+final class LineInterface: Sendable {
     /// The app the commands run against.
     private let app: TodoApp
-    /// Guards `lineNumber` and `saveFailed`.
-    private let lock = NSLock()
-    /// The number of the line being run, from 1, for messages.
-    private var lineNumber = 0
-    /// Whether a save failed during the run, which makes the exit status 1.
-    private var saveFailed = false
+    /// The number of the line being run, from 1, for messages; and whether a save failed during
+    /// the run, which makes the exit status 1. Locked: the app's save reports may come from
+    /// another thread.
+    private let progress = Locked((lineNumber: 0, saveFailed: false))
 
     /// Creates the interface.
     ///
@@ -28,9 +25,9 @@ final class LineInterface: @unchecked Sendable {
     /// - Returns: The exit status: 0, or 1 when a change could not be saved.
     func run() -> Int32 {
         while let line = readLine(strippingNewline: true) {
-            let number = lock.withLock {
-                lineNumber += 1
-                return lineNumber
+            let number = progress.withLock { progress in
+                progress.lineNumber += 1
+                return progress.lineNumber
             }
             do {
                 guard let command = try Command.parse(line) else { continue }
@@ -55,9 +52,9 @@ final class LineInterface: @unchecked Sendable {
     ///
     /// - Parameter failure: Why the save failed, or `nil` when it worked again.
     func saveStatusChanged(_ failure: TodoStorage.Failure?) {
-        let number = lock.withLock {
-            if failure != nil { saveFailed = true }
-            return lineNumber
+        let number = progress.withLock { progress in
+            if failure != nil { progress.saveFailed = true }
+            return progress.lineNumber
         }
         if let failure {
             standardError("todo: line \(number): \(failure); the next change tries again")
@@ -72,7 +69,7 @@ final class LineInterface: @unchecked Sendable {
             standardError("todo: \(failure); the changes since the last save are lost")
             return 1
         }
-        return lock.withLock { saveFailed } ? 1 : 0
+        return progress.withLock { $0.saveFailed } ? 1 : 0
     }
 }
 
