@@ -13,7 +13,10 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// The identifier passed as `to:`, when the dispatch named one store.
     public let targetIdentifier: String?
     /// The stores the action reaches, `nil` when no store handles it.
-    let route: Route?
+    ///
+    /// Set after the fact only by a `.sync` dispatch driven on its caller's stack, which holds the
+    /// route itself meanwhile (see `InlineRun`).
+    var route: Route?
     /// The run that executes the transaction, for `cancel()`, while it can be cancelled; `nil` in
     /// results and in the transaction a `.sync` dispatch returns.
     ///

@@ -21,7 +21,7 @@ extension Engine {
     @usableFromInline
     func dispatch(
         pointer: UnsafeRawPointer,
-        action: any ActionType,
+        action: consuming any ActionType,
         type: ObjectIdentifier,
         to identifier: String?,
         mode: DispatchMode,
@@ -48,45 +48,48 @@ extension Engine {
         engine.pointee.nextTransactionID += 1
         // An empty array literal shares the immortal empty storage: no reference counting.
         let middleware = engine.pointee.registry.middleware.isEmpty ? [] : engine.pointee.registry.middleware
-        let route: Route?
+        var route: Route?
         if let identifier {
             route = engine.pointee.registry.route(to: identifier)
         } else {
             route = engine.pointee.registry.route(for: type)
         }
         state.unlock()
-        let routed = identifier == nil || route != nil
-
-        var reached = route
-        var routingError: DispatchError?
-        if let identifier {
-            if let candidate = route, ObjectIdentifier(candidate.stores[0].actionType) != type {
-                let expected = "\(candidate.stores[0].actionType)"
-                routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
-                reached = nil
-            } else if !routed {
-                routingError = .unknownStore(identifier, action: "\(action)")
-            }
-        } else if route == nil {
-            routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
+        var details: RunConfiguration.Details?
+        if _slowPath(identifier != nil || route == nil || timeout != nil) {
+            details = Self.details(of: action, type: type, to: identifier, timeout: timeout, route: &route)
         }
-
-        var transaction = Transaction(
+        if mode == .sync && middleware.isEmpty && !startCancelled && !awaited {
+            // Nothing else can reach the transaction: run it on this stack. The route joins the
+            // transaction once it is done, so that the run borrows it meanwhile (S1).
+            var transaction = Transaction(
+                id: id,
+                action: action,
+                mode: mode,
+                targetIdentifier: identifier,
+                route: nil,
+                run: nil
+            )
+            InlineRun.run(
+                &transaction,
+                route: route,
+                completion: completion,
+                details: details,
+                action: pointer,
+                suspendedRuns: .passUnretained(suspendedRuns),
+                context: ThreadContext.current(key: contextKey)
+            )
+            transaction.route = consume route
+            return transaction
+        }
+        let transaction = Transaction(
             id: id,
             action: action,
             mode: mode,
             targetIdentifier: identifier,
-            route: reached,
+            route: consume route,
             run: nil
         )
-        let details =
-            timeout == nil && routingError == nil
-            ? nil : RunConfiguration.Details(timeout: timeout, routingError: routingError)
-        if mode == .sync && middleware.isEmpty && !startCancelled && !awaited {
-            // Nothing else can reach the transaction: run it on this stack.
-            runInline(&transaction, completion: completion, details: details, action: pointer)
-            return transaction
-        }
         var configuration = RunConfiguration(
             middleware: middleware,
             owner: middleware.isEmpty ? nil : owner,
@@ -121,37 +124,42 @@ extension Engine {
         }
     }
 
-    /// Runs a `.sync` transaction that nothing else can reach on the caller's stack, to the end.
-    private func runInline(
-        _ transaction: inout Transaction,
-        completion: (@Sendable (DispatchResult) -> Void)?,
-        details: RunConfiguration.Details?,
-        action: UnsafeRawPointer
-    ) {
-        let count = transaction.route?.stores.count ?? 0
-        let context = ThreadContext.current(key: contextKey)
-        var frame = InlineRun.Frame(completion: completion, details: details)
-        withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: max(count, 1)) { steps in
-            var machine = TransactionMachine(
-                steps: steps.baseAddress.unsafelyUnwrapped,
-                count: count,
-                reportsNeedWork: false,
-                cancelled: false
-            )
-            withUnsafeMutablePointer(to: &machine) { machine in
-                withUnsafeMutablePointer(to: &transaction) { transaction in
-                    withUnsafeMutablePointer(to: &frame) { frame in
-                        var host = InlineRun(
-                            machine: machine,
-                            transaction: transaction,
-                            frame: frame,
-                            actionPointer: action
-                        )
-                        _ = RunDriver.drive(&host, suspendedRuns: suspendedRuns, context: context)
-                    }
+    /// What few dispatches have: a timeout, or a reason why they reach no store (a dispatch to
+    /// `identifier` that is unknown or does not handle `type`, or an action no store handles).
+    ///
+    /// Out of line, so that the common dispatch never holds a ``DispatchError`` (S1).
+    ///
+    /// - Parameters:
+    ///   - action: The action.
+    ///   - type: The action's type.
+    ///   - identifier: The one store to reach, if any.
+    ///   - timeout: How long the operations may run once started.
+    ///   - route: The route found: set to `nil` when the store named does not handle `type`.
+    /// - Returns: The details, or `nil` when there is nothing to say.
+    @inline(never)
+    private static func details(
+        of action: borrowing any ActionType,
+        type: ObjectIdentifier,
+        to identifier: String?,
+        timeout: Duration?,
+        route: inout Route?
+    ) -> RunConfiguration.Details? {
+        var routingError: DispatchError?
+        if let identifier {
+            if let candidate = route {
+                if ObjectIdentifier(candidate.first.actionType) != type {
+                    let expected = "\(candidate.first.actionType)"
+                    routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
+                    route = nil
                 }
+            } else {
+                routingError = .unknownStore(identifier, action: "\(action)")
             }
+        } else if route == nil {
+            routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
         }
+        guard timeout != nil || routingError != nil else { return nil }
+        return RunConfiguration.Details(timeout: timeout, routingError: routingError)
     }
 
     /// Ends a dispatch made after the shutdown began: no store sees it; the middleware's `didFinish`

@@ -7,44 +7,128 @@ import Foundation
 /// only once it is done. The moment a store's operation needs a finish hook (it may finish later,
 /// on another thread), the transaction is handed over to a ``TransactionRun`` on the heap, which
 /// the hook refers to and which drives it from there on, on the same thread.
+///
+/// Everything the host keeps is in one ``Frame`` in the caller's frame, reached through one pointer,
+/// so that the host copies for free and the driver reads the route without reference counting (S1).
 struct InlineRun: RunHost {
-    let machine: UnsafeMutablePointer<TransactionMachine>
-    let transaction: UnsafeMutablePointer<Transaction>
-    /// The rest of what the host keeps, in the caller's frame: every field is a pointer or a plain
-    /// value, so that the host copies for free and needs no mutating method (which would make the
-    /// driver copy it around calls that use it twice).
-    private let frame: UnsafeMutablePointer<Frame>
-    /// The action in the caller's frame, valid while the transaction is driven here.
-    let actionPointer: UnsafeRawPointer
-
     /// What the inline host keeps in its caller's frame.
+    ///
+    /// Every field a reference or a plain value, so that copying and destroying it needs no value
+    /// witness calls (S1).
     struct Frame {
+        var machine: TransactionMachine
+        /// Room for the steps of a route of up to ``stepCapacity`` stores, one byte each.
+        var steps: UInt64 = 0
         let completion: (@Sendable (DispatchResult) -> Void)?
         let details: RunConfiguration.Details?
-        /// When the transaction started: its deadline counts from there if it has a timeout.
-        let startTime: DispatchTime?
+        /// When the transaction started (`DispatchTime.uptimeNanoseconds`), if it has a timeout.
+        let startTime: UInt64?
         /// The errors of the failed steps, and the sequence numbers.
         var records = StepRecords()
         /// The run the transaction was handed over to, once it was.
         var successor: TransactionRun?
 
+        /// How many steps fit in the frame itself; longer routes keep them in a temporary allocation.
+        static let stepCapacity = MemoryLayout<UInt64>.size
+
         init(completion: (@Sendable (DispatchResult) -> Void)?, details: RunConfiguration.Details?) {
+            self.machine = TransactionMachine(count: 0)
             self.completion = completion
             self.details = details
-            self.startTime = details?.timeout == nil ? nil : .now()
+            self.startTime = details?.timeout == nil ? nil : DispatchTime.now().uptimeNanoseconds
         }
     }
 
-    init(
-        machine: UnsafeMutablePointer<TransactionMachine>,
-        transaction: UnsafeMutablePointer<Transaction>,
-        frame: UnsafeMutablePointer<Frame>,
-        actionPointer: UnsafeRawPointer
+    private let frame: UnsafeMutablePointer<Frame>
+    /// The transaction in the caller's frame, without its route until it is done.
+    private let transaction: UnsafePointer<Transaction>
+    /// The route, which the caller holds for as long as the transaction is driven here.
+    private let route: Unmanaged<Route>?
+    /// The action in the caller's frame, valid while the transaction is driven here.
+    let actionPointer: UnsafeRawPointer
+    /// Where a run taking over registers if it waits; the engine outlives the dispatch.
+    private let suspendedRuns: Unmanaged<SuspendedRuns>
+
+    /// Runs `transaction` on the calling thread to the end: on the stack while every step finishes
+    /// at once, handed over to a run on the heap when one does not.
+    ///
+    /// - Parameters:
+    ///   - transaction: A `.sync` transaction that nothing else can reach (no middleware), without
+    ///     its route.
+    ///   - route: The transaction's route, which the caller holds until the end.
+    ///   - completion: Called once with the result, before this returns.
+    ///   - details: The timeout and the routing error, if any.
+    ///   - action: The action's value in the caller's frame.
+    ///   - suspendedRuns: Where a run taking over registers if it waits.
+    ///   - context: The calling thread's context.
+    static func run(
+        _ transaction: inout Transaction,
+        route: Route?,
+        completion: (@Sendable (DispatchResult) -> Void)?,
+        details: RunConfiguration.Details?,
+        action: UnsafeRawPointer,
+        suspendedRuns: Unmanaged<SuspendedRuns>,
+        context: ThreadContext
     ) {
-        self.machine = machine
-        self.transaction = transaction
+        let count = route?.count ?? 0
+        var frame = Frame(completion: completion, details: details)
+        withUnsafeMutablePointer(to: &transaction) { transaction in
+            withUnsafeMutablePointer(to: &frame) { frame in
+                let host = InlineRun(
+                    frame: frame,
+                    transaction: UnsafePointer(transaction),
+                    route: route.map(Unmanaged.passUnretained),
+                    actionPointer: action,
+                    suspendedRuns: suspendedRuns
+                )
+                if count <= Frame.stepCapacity {
+                    let offset = MemoryLayout<Frame>.offset(of: \.steps).unsafelyUnwrapped
+                    let steps = (UnsafeMutableRawPointer(frame) + offset).assumingMemoryBound(to: TransactionMachine.Step.self)
+                    host.drive(steps: steps, count: count, route, context)
+                } else {
+                    withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
+                        host.drive(steps: steps.baseAddress.unsafelyUnwrapped, count: count, route, context)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets up the machine over `steps` and drives it.
+    @inline(__always)
+    private func drive(
+        steps: UnsafeMutablePointer<TransactionMachine.Step>,
+        count: Int,
+        _ route: Route?,
+        _ context: ThreadContext
+    ) {
+        frame.pointee.machine = TransactionMachine(
+            steps: steps,
+            count: count,
+            reportsNeedWork: false,
+            cancelled: false
+        )
+        var host = self
+        _ = RunDriver.drive(&host, route: route, suspendedRuns: nil, context: context)
+    }
+
+    private init(
+        frame: UnsafeMutablePointer<Frame>,
+        transaction: UnsafePointer<Transaction>,
+        route: Unmanaged<Route>?,
+        actionPointer: UnsafeRawPointer,
+        suspendedRuns: Unmanaged<SuspendedRuns>
+    ) {
         self.frame = frame
+        self.transaction = transaction
+        self.route = route
         self.actionPointer = actionPointer
+        self.suspendedRuns = suspendedRuns
+    }
+
+    var machine: UnsafeMutablePointer<TransactionMachine> {
+        UnsafeMutableRawPointer(frame).advanced(by: MemoryLayout<Frame>.offset(of: \.machine).unsafelyUnwrapped)
+            .assumingMemoryBound(to: TransactionMachine.self)
     }
 
     var completion: (@Sendable (DispatchResult) -> Void)? {
@@ -55,12 +139,10 @@ struct InlineRun: RunHost {
         frame.pointee.details
     }
 
-    var route: Route? {
-        transaction.pointee.route
-    }
-
     var resultTransaction: Transaction {
-        transaction.pointee
+        var result = transaction.pointee
+        result.route = route?.takeUnretainedValue()
+        return result
     }
 
     func withAction<Result>(_ body: (UnsafeRawPointer) -> Result) -> Result {
@@ -101,11 +183,11 @@ struct InlineRun: RunHost {
 
     /// Hands the transaction over to a run on the heap, which the returned hook reaches.
     func finishHook(for index: Int) -> StepFinishHook {
-        let details = frame.pointee.details
+        let details = self.details
         let configuration = RunConfiguration(
             middleware: [],
             owner: nil,
-            completion: frame.pointee.completion,
+            completion: completion,
             details: details,
             startsCancelled: false,
             blocksCaller: true,
@@ -113,26 +195,26 @@ struct InlineRun: RunHost {
         )
         let timeout = details?.timeout
         let run = TransactionRun.takingOver(
-            transaction.pointee,
+            resultTransaction,
             configuration: configuration,
             machine: machine.pointee,
             records: frame.pointee.records,
-            deadline: frame.pointee.startTime.flatMap { start in timeout.map { start + $0.dispatchInterval } }
+            deadline: frame.pointee.startTime.flatMap { start in
+                timeout.map { DispatchTime(uptimeNanoseconds: start) + $0.dispatchInterval }
+            }
         )
         frame.pointee.successor = run
         return run.finishHook(for: index)
     }
 
-    func didStart(
-        _ index: Int,
-        _ begun: StepStart,
-        suspendedRuns: SuspendedRuns?,
-        context: ThreadContext
-    )
-        -> DriveResult?
-    {
+    func didStart(_ index: Int, _ begun: StepStart, context: ThreadContext) -> DriveResult? {
         guard let successor = frame.pointee.successor else { return nil }
-        return successor.finishOnCaller(afterStarting: index, begun, suspendedRuns: suspendedRuns, context: context)
+        return successor.finishOnCaller(
+            afterStarting: index,
+            begun,
+            suspendedRuns: suspendedRuns.takeUnretainedValue(),
+            context: context
+        )
     }
 
     func prepareToWait(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
@@ -143,7 +225,7 @@ struct InlineRun: RunHost {
 
     /// Not cancellable: nothing can hold the transaction while it is driven inline.
     func cancellableTransaction() -> Transaction {
-        transaction.pointee
+        resultTransaction
     }
 
     func didComplete() {}

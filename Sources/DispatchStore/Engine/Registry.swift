@@ -55,7 +55,10 @@ struct Registry {
     }
 
     /// The route of a dispatch naming the store `identifier`, if one is registered so.
-    func route(to identifier: String) -> Route? {
+    ///
+    /// Mutating only so that a caller reaching the registry through a pointer passes it in place:
+    /// a non-mutating call there copies the whole registry first (S5).
+    mutating func route(to identifier: String) -> Route? {
         slotByIdentifier[identifier].flatMap { slots[$0]?.route }
     }
 

@@ -13,13 +13,24 @@ final class Route: Sendable {
     let hasDependencies: Bool
     /// The first store, held directly: a single-store dispatch borrows it from here.
     let first: any StoreEntry
+    /// How many stores the route reaches (at least one).
+    let count: Int
 
     init(stores: [any StoreEntry], dependencies: [[Int]]) {
         precondition(!stores.isEmpty, "DispatchStore: a route reaches at least one store")
         self.first = stores[0]
+        self.count = stores.count
         self.stores = stores
         self.dependencies = dependencies
         self.storeIdentifiers = stores.map(\.identifier)
         self.hasDependencies = dependencies.contains { !$0.isEmpty }
+    }
+
+    /// Calls `body` with the store at `index`, borrowed: the first store is read from ``first``
+    /// without reference counting (S1), the others from ``stores``.
+    @inline(__always)
+    func withStore<Result>(at index: Int, _ body: (any StoreEntry) throws -> Result) rethrows -> Result {
+        if index == 0 { return try body(first) }
+        return try body(stores[index])
     }
 }

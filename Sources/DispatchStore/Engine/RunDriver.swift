@@ -12,17 +12,18 @@ enum RunDriver {
     ///
     /// - Parameters:
     ///   - host: Where the transaction's machine lives.
+    ///   - route: The stores the transaction reaches (`nil`: none), borrowed from the host's
+    ///     transaction, which holds it for as long as it is driven.
     ///   - suspendedRuns: Where a run registers if it waits for the first time.
     ///   - context: The calling thread's context.
     /// - Returns: Whether the transaction completed or waits for an operation.
     @inline(__always)
     static func drive<Host: RunHost>(
         _ host: inout Host,
+        route: Route?,
         suspendedRuns: SuspendedRuns?,
         context: ThreadContext
     ) -> DriveResult {
-        // Read once: the host holds the route for as long as it drives the transaction.
-        let route = host.route
         let waitsFor = route?.hasDependencies == true ? route?.dependencies : nil
         var locked = host.lockMachine()
         var next = host.machine.pointee.next(waitsFor: waitsFor)
@@ -38,7 +39,7 @@ enum RunDriver {
             switch next {
             case .start(let index):
                 if let begun = start(index, of: route, host: &host, context: context) {
-                    if let ended = host.didStart(index, begun, suspendedRuns: suspendedRuns, context: context) {
+                    if let ended = host.didStart(index, begun, context: context) {
                         return ended
                     }
                     locked = host.lockMachine()
@@ -77,22 +78,23 @@ enum RunDriver {
         context: ThreadContext
     ) -> StepStart? {
         guard let route else { preconditionFailure("DispatchStore: a transaction without a route started a step") }
-        let store = route.stores[index]
-        if host.hasMiddleware {
-            announce(store, host: &host)
-            let locked = host.lockMachine()
-            let stopped = host.machine.pointee.isStopped
-            host.unlockMachine(locked)
-            if stopped { return nil }
-        }
         var dependencies: [Operation] = []
         if route.hasDependencies {
             let locked = host.lockMachine()
             dependencies = host.dependencies(of: index, in: route)
             host.unlockMachine(locked)
         }
-        return host.withAction { action in
-            store.beginStep(action, dependencies: dependencies, context: context) { host.finishHook(for: index) }
+        return route.withStore(at: index) { store in
+            if host.hasMiddleware {
+                announce(store, host: &host)
+                let locked = host.lockMachine()
+                let stopped = host.machine.pointee.isStopped
+                host.unlockMachine(locked)
+                if stopped { return nil }
+            }
+            return host.withAction { action in
+                store.beginStep(action, dependencies: dependencies, context: context) { host.finishHook(for: index) }
+            }
         }
     }
 
@@ -105,14 +107,16 @@ enum RunDriver {
         deliver: Bool,
         host: inout Host
     ) {
-        guard let store = route?.stores[index] else { return }
-        let hasMiddleware = host.hasMiddleware
-        if shouldAnnounce && hasMiddleware { announce(store, host: &host) }
-        if deliver { store.deliverPendingChanges() }
-        guard hasMiddleware else { return }
-        let transaction = host.cancellableTransaction()
-        for middleware in host.middleware {
-            middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
+        guard let route else { return }
+        route.withStore(at: index) { store in
+            let hasMiddleware = host.hasMiddleware
+            if shouldAnnounce && hasMiddleware { announce(store, host: &host) }
+            if deliver { store.deliverPendingChanges() }
+            guard hasMiddleware else { return }
+            let transaction = host.cancellableTransaction()
+            for middleware in host.middleware {
+                middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
+            }
         }
     }
 

@@ -12,8 +12,6 @@ import Foundation
 protocol RunHost {
     /// The transaction's machine, stable while the host lives.
     var machine: UnsafeMutablePointer<TransactionMachine> { get }
-    /// The stores the transaction reaches, or `nil` when it reaches none.
-    var route: Route? { get }
     /// The transaction as results carry it (not cancellable).
     var resultTransaction: Transaction { get }
     /// Whether middleware are called for the transaction.
@@ -52,16 +50,9 @@ protocol RunHost {
 
     /// Step `index` started as `begun`: the host records it and says whether its driver goes on.
     ///
-    /// - Returns: `nil` when the caller goes on driving (with the machine locked as on entry);
-    ///   otherwise how driving ended, because the host handed the transaction over to another host,
-    ///   which took the event and drove on.
-    func didStart(
-        _ index: Int,
-        _ begun: StepStart,
-        suspendedRuns: SuspendedRuns?,
-        context: ThreadContext
-    )
-        -> DriveResult?
+    /// - Returns: `nil` when the caller goes on driving; otherwise how driving ended, because the
+    ///   host handed the transaction over to another host, which took the event and drove on.
+    func didStart(_ index: Int, _ begun: StepStart, context: ThreadContext) -> DriveResult?
 
     /// Called with the machine locked when the machine says the run must wait for an operation.
     ///

@@ -169,7 +169,13 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
             unlockMachine(locked)
         }
         var host = self
-        return RunDriver.drive(&host, suspendedRuns: suspendedRuns, context: context)
+        // The transaction holds the route until the run is reused, which only its driver does.
+        guard let route = body.pointee.transaction.route.map(Unmanaged.passUnretained) else {
+            return RunDriver.drive(&host, route: nil, suspendedRuns: suspendedRuns, context: context)
+        }
+        return route._withUnsafeGuaranteedRef { route in
+            RunDriver.drive(&host, route: route, suspendedRuns: suspendedRuns, context: context)
+        }
     }
 
     /// Drives a `.sync` transaction to the end on the calling thread, waiting for its operations.
@@ -193,7 +199,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     )
         -> DriveResult
     {
-        _ = didStart(index, begun, suspendedRuns: suspendedRuns, context: context)
+        _ = didStart(index, begun, context: context)
         lock()
         record(begun, of: index, context: context)
         let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
@@ -209,7 +215,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         (UnsafeMutableRawPointer(body) + Self.machineOffset).assumingMemoryBound(to: TransactionMachine.self)
     }
 
-    var route: Route? {
+    /// The stores the transaction reaches, or `nil` when it reaches none.
+    private var route: Route? {
         body.pointee.transaction.route
     }
 
@@ -275,14 +282,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         }
     }
 
-    func didStart(
-        _ index: Int,
-        _ begun: StepStart,
-        suspendedRuns: SuspendedRuns?,
-        context: ThreadContext
-    )
-        -> DriveResult?
-    {
+    func didStart(_ index: Int, _ begun: StepStart, context: ThreadContext) -> DriveResult? {
         guard let operation = begun.operation else { return nil }
         let locked = lockMachine()
         run.pointee.record(operation, at: index, of: machine.pointee.count)
