@@ -29,7 +29,7 @@ struct InlineRun: RunHost {
         var successor: TransactionRun?
 
         /// How many steps fit in the frame itself; longer routes keep them in a temporary allocation.
-        static let stepCapacity = MemoryLayout<UInt64>.size
+        static let stepCapacity = MemoryLayout<UInt64>.size / MemoryLayout<TransactionMachine.Step>.stride
 
         init(completion: (@Sendable (DispatchResult) -> Void)?, details: RunConfiguration.Details?) {
             self.machine = TransactionMachine(count: 0)
@@ -83,7 +83,8 @@ struct InlineRun: RunHost {
                 )
                 if count <= Frame.stepCapacity {
                     let offset = MemoryLayout<Frame>.offset(of: \.steps).unsafelyUnwrapped
-                    let steps = (UnsafeMutableRawPointer(frame) + offset).assumingMemoryBound(to: TransactionMachine.Step.self)
+                    let steps = (UnsafeMutableRawPointer(frame) + offset)
+                        .assumingMemoryBound(to: TransactionMachine.Step.self)
                     host.drive(steps: steps, count: count, route, context)
                 } else {
                     withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
