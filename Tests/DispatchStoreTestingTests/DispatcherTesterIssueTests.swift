@@ -461,7 +461,8 @@ struct DispatcherTesterIssueTests {
             reducer: GatedCounterReducer(gate: gate, started: started)
         )
         try dispatcher.register(store: gated)
-        let tester = DispatcherTester(dispatcher)
+        // The step waits for a gated operation: as long as a gate may take under load.
+        let tester = DispatcherTester(dispatcher, timeout: .seconds(600))
         let first = Task {
             await tester.send(CounterAction.increase) {
                 $0.expect(gated) { $0.count = 1 }

@@ -84,7 +84,8 @@ struct DispatcherTesterTests {
         let later = Store<Counter, CounterAction>(identifier: "later", reducer: LaterCounterReducer())
         try dispatcher.register(store: gated)
         try dispatcher.register(store: later)
-        let tester = DispatcherTester(dispatcher)
+        // The step waits for a gated operation: as long as a gate may take under load.
+        let tester = DispatcherTester(dispatcher, timeout: .seconds(600))
         // The gate opens only once the operation has started, on another thread: the step cannot
         // have compared the states before that.
         onNewThread {
@@ -283,7 +284,8 @@ struct DispatcherTesterTests {
             reducer: GatedCounterReducer(gate: gate, started: started)
         )
         try dispatcher.register(store: gated)
-        let tester = DispatcherTester(dispatcher, exhaustivity: .off)
+        // The step waits for a gated operation: as long as a gate may take under load.
+        let tester = DispatcherTester(dispatcher, exhaustivity: .off, timeout: .seconds(600))
         dispatcher.dispatch(CounterAction.add(2), mode: .serial)
         #expect(await started.wait())
         // Opened from another thread while finish() waits (or before it starts): either way no issue.
