@@ -76,7 +76,20 @@ final class AppendFile {
     /// - Returns: The system's reason when it failed.
     func append(_ data: Data, sync: Bool) -> String? {
         guard descriptor >= 0 else { return "the file is closed" }
-        let failure: String? = data.withUnsafeBytes { bytes in
+        if let failure = AppendFile.writeAll(data, to: descriptor) {
+            _ = ftruncate(descriptor, off_t(size))
+            return failure
+        }
+        size += data.count
+        if sync && fsync(descriptor) != 0 { return String(cString: strerror(errno)) }
+        return nil
+    }
+
+    /// Writes all of `data` to `descriptor`, retrying short and interrupted writes.
+    ///
+    /// - Returns: The system's reason when a write failed, or `nil`.
+    static func writeAll(_ data: Data, to descriptor: Int32) -> String? {
+        data.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
                 let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -88,13 +101,6 @@ final class AppendFile {
             }
             return nil
         }
-        if let failure {
-            _ = ftruncate(descriptor, off_t(size))
-            return failure
-        }
-        size += data.count
-        if sync && fsync(descriptor) != 0 { return String(cString: strerror(errno)) }
-        return nil
     }
 
     /// Flushes the file to the disk.

@@ -167,21 +167,13 @@ struct JournalDirectory {
     /// directory: a crash leaves either the old file or the whole new one.
     func writeAtomically(_ data: Data, to target: String) throws(JournalError) {
         let temporary = target + ".tmp"
-        let failure: String? = data.withUnsafeBytes { bytes -> String? in
+        let failure: String? = {
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { return String(cString: strerror(errno)) }
             defer { close(descriptor) }
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += count
-            }
+            if let failure = AppendFile.writeAll(data, to: descriptor) { return failure }
             return fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
-        }
+        }()
         if let failure {
             unlink(temporary)
             throw JournalError(.writeFailed, path: target, message: "cannot write \(target): \(failure)")
