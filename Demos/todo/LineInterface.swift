@@ -7,9 +7,10 @@ import TodoCore
 final class LineInterface: Sendable {
     /// The app the commands run against.
     private let app: TodoApp
-    /// The number of the line being run, from 1, for messages; and whether a save failed during
-    /// the run, which makes the exit status 1. Locked: the app's save reports may come from
-    /// another thread.
+    /// The line being run and whether a save failed.
+    ///
+    /// The line's number counts from 1, for messages; a failed save makes the exit status 1. Locked:
+    /// the app's save reports may come from another thread.
     private let progress = Locked((lineNumber: 0, saveFailed: false))
 
     /// Creates the interface.
