@@ -67,7 +67,7 @@ struct PerformTests {
         #expect(await reducer.started.wait())
         task.cancel()
         // A `.sync` perform used to block its thread until the operation finished on its own.
-        guard await returned.wait(seconds: 30) else {
+        guard await returned.wait() else {
             Issue.record("perform(mode: \(mode)) did not return after its task was cancelled")
             return
         }
@@ -117,7 +117,7 @@ struct PerformTests {
         let resumed = Gate()
         let rescued = Shared(false)
         Thread.detachNewThread {
-            if !resumed.wait(seconds: 120) {
+            if !resumed.wait() {
                 rescued.withLock { $0 = true }
                 gate.open()
             }

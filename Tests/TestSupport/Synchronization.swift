@@ -84,7 +84,7 @@ public final class Gate: Sendable {
 
     /// Waits until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
     @discardableResult
-    public func wait(seconds: Double = 120) -> Bool {
+    public func wait(seconds: Double = 600) -> Bool {
         guard semaphore.wait(timeout: .now() + seconds) == .success else { return false }
         semaphore.signal()
         return true
@@ -92,7 +92,7 @@ public final class Gate: Sendable {
 
     /// Suspends until the gate opens; `false` after `seconds` (a failure, not an ordering tool).
     @discardableResult
-    public func wait(seconds: Double = 120) async -> Bool {
+    public func wait(seconds: Double = 600) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let number: Int? = state.withLock { state in
                 guard !state.opened else { return nil }
@@ -138,13 +138,13 @@ public final class Countdown: Sendable {
 
     /// Waits until the count reaches zero; `false` after `seconds`.
     @discardableResult
-    public func wait(seconds: Double = 120) -> Bool {
+    public func wait(seconds: Double = 600) -> Bool {
         done.wait(seconds: seconds)
     }
 
     /// Suspends until the count reaches zero; `false` after `seconds`.
     @discardableResult
-    public func wait(seconds: Double = 120) async -> Bool {
+    public func wait(seconds: Double = 600) async -> Bool {
         await done.wait(seconds: seconds)
     }
 }

@@ -167,7 +167,7 @@ final class CancellableCounterReducer: Reducer<Counter, CounterAction> {
 }
 
 /// Polls `condition` until it holds; `false` after `seconds` (a failure, not an ordering tool).
-func eventually(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+func eventually(seconds: Double = 600, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }
