@@ -71,7 +71,8 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     ///   - line: The line involved, if any.
     ///   - byteOffset: The offset of the first byte involved, if any.
     ///   - storeIdentifier: The store involved, if any.
-    ///   - message: A sentence naming what is wrong.
+    ///   - message: A sentence naming what is wrong; a lowercase first letter is capitalized and a
+    ///     final period added where it has none.
     public init(
         _ code: Code,
         path: String,
@@ -85,7 +86,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         self.line = line
         self.byteOffset = byteOffset
         self.storeIdentifier = storeIdentifier
-        self.message = message
+        self.message = sentence(message)
     }
 
     /// The message: a sentence naming the file and, for a line, its number.
@@ -101,38 +102,16 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         "ActionLogError(\(code)): \(message)"
     }
 
-    /// An error whose message is `text` made a sentence: a capital first letter and one final period.
-    private static func sentence(
-        _ code: Code,
-        path: String,
-        line: Int? = nil,
-        byteOffset: Int? = nil,
-        storeIdentifier: String? = nil,
-        message text: String
-    ) -> ActionLogError {
-        var text = text[...]
-        while text.last == "." || text.last == " " { text = text.dropLast() }
-        let message = text.prefix(1).uppercased() + text.dropFirst() + "."
-        return ActionLogError(
-            code,
-            path: path,
-            line: line,
-            byteOffset: byteOffset,
-            storeIdentifier: storeIdentifier,
-            message: message
-        )
-    }
-
     static func unwritable(_ path: String, reason: String) -> ActionLogError {
-        sentence(.unwritableFile, path: path, message: "cannot write the action log \(path): \(reason)")
+        ActionLogError(.unwritableFile, path: path, message: "cannot write the action log \(path): \(reason)")
     }
 
     static func unreadable(_ path: String, reason: String) -> ActionLogError {
-        sentence(.unreadableFile, path: path, message: "cannot read the action log \(path): \(reason)")
+        ActionLogError(.unreadableFile, path: path, message: "cannot read the action log \(path): \(reason)")
     }
 
     static func malformed(line: Int, path: String, reason: String) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .malformedLine,
             path: path,
             line: line,
@@ -141,7 +120,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func unknownType(_ type: String, line: Int, path: String, known: [String]) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .unknownActionType,
             path: path,
             line: line,
@@ -151,7 +130,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func unencodable(transaction: Transaction, path: String, reason: String) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .unencodableAction,
             path: path,
             message: "transaction #\(transaction.id) was not written to \(path): its action \(transaction.action) "
@@ -160,7 +139,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func unstableName(of type: Any.Type, path: String, reason: String) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .unstableTypeName,
             path: path,
             message:
@@ -172,7 +151,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func torn(_ tail: ActionLog.TornTail, path: String, cut: Bool) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .tornTail,
             path: path,
             line: tail.line,
@@ -188,7 +167,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     // MARK: Replay
 
     static func gap(_ store: String, missing: UInt64, laterLine: Int, atEnd: Bool, path: String) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .sequenceGap,
             path: path,
             line: laterLine,
@@ -203,7 +182,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func duplicate(_ store: String, _ number: UInt64, line: Int, path: String) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .duplicateSequenceNumber,
             path: path,
             line: line,
@@ -220,7 +199,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         line: Int,
         path: String
     ) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .outcomeMismatch,
             path: path,
             line: line,
@@ -233,7 +212,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func unknownStore(_ store: String, line: Int, path: String, action: any ActionType) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .unknownStore,
             path: path,
             line: line,
@@ -244,7 +223,7 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     static func checksumMismatch(_ store: String, _ number: UInt64, line: Int, path: String) -> ActionLogError {
-        sentence(
+        ActionLogError(
             .checksumMismatch,
             path: path,
             line: line,

@@ -98,9 +98,7 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
         self.byteOffset = byteOffset
         self.storeIdentifier = storeIdentifier
         self.recordError = recordError
-        var text = message[...]
-        while text.last == "." || text.last == " " { text = text.dropLast() }
-        self.message = text.prefix(1).uppercased() + text.dropFirst() + "."
+        self.message = sentence(message)
     }
 
     /// The message: a sentence naming the file and, where one is involved, the line or store.

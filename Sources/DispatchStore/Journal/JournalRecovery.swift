@@ -39,8 +39,7 @@ extension Journal {
             if !problems.isEmpty {
                 text += "; \(problems.count) problem\(problems.count == 1 ? "" : "s"): "
                 // Each message is a sentence; here they are clauses of one.
-                text += problems.map { $0.message.hasSuffix(".") ? String($0.message.dropLast()) : $0.message }
-                    .joined(separator: "; ")
+                text += problems.map { clause($0.message) }.joined(separator: "; ")
             }
             return text
         }
