@@ -82,7 +82,7 @@ extension Engine {
             transaction.route = consume route
             return transaction
         }
-        // A second `let`, not the `var` above, so that the lanes can consume it without a copy.
+        // A `let`, unlike the inline path's `var`, so that the lanes can consume it without a copy.
         let transaction = Transaction(
             id: id,
             action: action,
