@@ -179,6 +179,38 @@ struct ActionLogAppendTests {
         #expect(entries.map { $0.action as? NamedPing } == [.ping(7)])
     }
 
+    @Test("reading streams: entries arrive while the file is still being written, long before its end")
+    func readingStreams() async throws {
+        let (directory, path) = try logPath()
+        defer { directory.remove() }
+        try writeLines(300, to: path)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let pipe = directory.file("pipe.jsonl").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        // The writer keeps the pipe open until the reader has seen 200 entries: a reader that
+        // needed the whole file first would wait for an end that comes only after that.
+        let seenEnough = Gate()
+        let writerTimedOut = Shared(false)
+        Thread.detachNewThread {
+            guard let handle = FileHandle(forWritingAtPath: pipe) else { return }
+            handle.write(bytes)
+            if !seenEnough.wait() { writerTimedOut.withLock { $0 = true } }
+            handle.closeFile()
+        }
+
+        let seen = try await offThePool {
+            var seen = 0
+            _ = try ActionLog.forEachEntry(in: pipe, actionTypes: [CounterAction.self]) { _ in
+                seen += 1
+                if seen == 200 { seenEnough.open() }
+            }
+            return seen
+        }
+
+        #expect(seen == 300)
+        #expect(!writerTimedOut.current)
+    }
+
     @Test("forEachEntry streams every entry, and stops at a malformed line after giving the ones before")
     func streamingRead() throws {
         let (directory, path) = try logPath()
