@@ -13,29 +13,47 @@ import Foundation
 struct InlineRun: RunHost {
     /// What the inline host keeps in its caller's frame.
     ///
-    /// Every field a reference or a plain value, so that copying and destroying it needs no value
-    /// witness calls (S1).
+    /// Plain data only: the completion and the details are borrowed from the caller, and what the
+    /// run may come to own (its records, the run it hands over to) is reached through pointers that
+    /// ``InlineRun/run(_:route:completion:details:action:suspendedRuns:context:)`` frees. The frame
+    /// then needs no initialising or destroying beyond its bytes (S1).
     struct Frame {
         var machine: TransactionMachine
         /// Room for the steps of a route of up to ``stepCapacity`` stores, one byte each.
         var steps: UInt64 = 0
-        let completion: (@Sendable (DispatchResult) -> Void)?
-        let details: RunConfiguration.Details?
+        /// The completion, in the caller's frame.
+        let completion: UnsafePointer<(@Sendable (DispatchResult) -> Void)?>
+        /// The timeout and the routing error, held by the caller.
+        let details: Unmanaged<RunConfiguration.Details>?
         /// When the transaction started (`DispatchTime.uptimeNanoseconds`), if it has a timeout.
         let startTime: UInt64?
-        /// The errors of the failed steps, and the sequence numbers.
-        var records = StepRecords()
-        /// The run the transaction was handed over to, once it was.
-        var successor: TransactionRun?
+        /// The errors of the failed steps, and the sequence numbers; allocated when the first is
+        /// recorded.
+        var records: UnsafeMutablePointer<StepRecords>?
+        /// The run the transaction was handed over to, once it was (retained).
+        var successor: Unmanaged<TransactionRun>?
 
         /// How many steps fit in the frame itself; longer routes keep them in a temporary allocation.
         static let stepCapacity = MemoryLayout<UInt64>.size / MemoryLayout<TransactionMachine.Step>.stride
 
-        init(completion: (@Sendable (DispatchResult) -> Void)?, details: RunConfiguration.Details?) {
+        @inline(__always)
+        init(
+            completion: UnsafePointer<(@Sendable (DispatchResult) -> Void)?>,
+            details: RunConfiguration.Details?
+        ) {
             self.machine = TransactionMachine(count: 0)
             self.completion = completion
-            self.details = details
+            self.details = details.map(Unmanaged.passUnretained)
             self.startTime = details?.timeout == nil ? nil : DispatchTime.now().uptimeNanoseconds
+        }
+
+        /// Frees what the run came to own.
+        func release() {
+            if let records {
+                records.deinitialize(count: 1)
+                records.deallocate()
+            }
+            successor?.release()
         }
     }
 
@@ -71,27 +89,30 @@ struct InlineRun: RunHost {
         context: ThreadContext
     ) {
         let count = route?.count ?? 0
-        var frame = Frame(completion: completion, details: details)
-        withUnsafeMutablePointer(to: &transaction) { transaction in
-            withUnsafeMutablePointer(to: &frame) { frame in
-                let host = InlineRun(
-                    frame: frame,
-                    transaction: UnsafePointer(transaction),
-                    route: route.map(Unmanaged.passUnretained),
-                    actionPointer: action,
-                    suspendedRuns: suspendedRuns
-                )
-                if count <= Frame.stepCapacity {
-                    let offset = MemoryLayout<Frame>.offset(of: \.steps).unsafelyUnwrapped
-                    let steps = (UnsafeMutableRawPointer(frame) + offset)
-                        .assumingMemoryBound(to: TransactionMachine.Step.self)
-                    host.drive(steps: steps, count: count, route, context)
-                } else {
-                    withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
-                        host.drive(steps: steps.baseAddress.unsafelyUnwrapped, count: count, route, context)
+        withUnsafePointer(to: completion) { completion in
+            var frame = Frame(completion: completion, details: details)
+            withUnsafeMutablePointer(to: &transaction) { transaction in
+                withUnsafeMutablePointer(to: &frame) { frame in
+                    let host = InlineRun(
+                        frame: frame,
+                        transaction: UnsafePointer(transaction),
+                        route: route.map(Unmanaged.passUnretained),
+                        actionPointer: action,
+                        suspendedRuns: suspendedRuns
+                    )
+                    if count <= Frame.stepCapacity {
+                        let offset = MemoryLayout<Frame>.offset(of: \.steps).unsafelyUnwrapped
+                        let steps = (UnsafeMutableRawPointer(frame) + offset)
+                            .assumingMemoryBound(to: TransactionMachine.Step.self)
+                        host.drive(steps: steps, count: count, route, context)
+                    } else {
+                        withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
+                            host.drive(steps: steps.baseAddress.unsafelyUnwrapped, count: count, route, context)
+                        }
                     }
                 }
             }
+            frame.release()
         }
     }
 
@@ -133,11 +154,11 @@ struct InlineRun: RunHost {
     }
 
     var completion: (@Sendable (DispatchResult) -> Void)? {
-        frame.pointee.completion
+        frame.pointee.completion.pointee
     }
 
     var details: RunConfiguration.Details? {
-        frame.pointee.details
+        frame.pointee.details?.takeUnretainedValue()
     }
 
     var resultTransaction: Transaction {
@@ -175,11 +196,15 @@ struct InlineRun: RunHost {
     }
 
     var keepsSequenceNumbers: Bool {
-        frame.pointee.completion != nil
+        frame.pointee.completion.pointee != nil
     }
 
     func withRecords<Result>(_ body: (inout StepRecords) -> Result) -> Result {
-        body(&frame.pointee.records)
+        if let records = frame.pointee.records { return body(&records.pointee) }
+        let records = UnsafeMutablePointer<StepRecords>.allocate(capacity: 1)
+        records.initialize(to: StepRecords())
+        frame.pointee.records = records
+        return body(&records.pointee)
     }
 
     /// Hands the transaction over to a run on the heap, which the returned hook reaches.
@@ -199,17 +224,17 @@ struct InlineRun: RunHost {
             resultTransaction,
             configuration: configuration,
             machine: machine.pointee,
-            records: frame.pointee.records,
+            records: frame.pointee.records?.pointee ?? StepRecords(),
             deadline: frame.pointee.startTime.flatMap { start in
                 timeout.map { DispatchTime(uptimeNanoseconds: start) + $0.dispatchInterval }
             }
         )
-        frame.pointee.successor = run
+        frame.pointee.successor = .passRetained(run)
         return run.finishHook(for: index)
     }
 
     func didStart(_ index: Int, _ begun: StepStart, context: ThreadContext) -> DriveResult? {
-        guard let successor = frame.pointee.successor else { return nil }
+        guard let successor = frame.pointee.successor?.takeUnretainedValue() else { return nil }
         return successor.finishOnCaller(
             afterStarting: index,
             begun,

@@ -26,11 +26,12 @@ enum RunDriver {
     ) -> DriveResult {
         let waitsFor = route?.hasDependencies == true ? route?.dependencies : nil
         var locked = host.lockMachine()
-        var next = host.machine.pointee.next(waitsFor: waitsFor)
-        var policy = next == .suspend ? host.prepareToWait(suspendedRuns: suspendedRuns) : .none
-        host.unlockMachine(locked)
         var cancelNow: Operation?
         while true {
+            // One call site of `next`, so that it is inlined (S1).
+            let next = host.machine.pointee.next(waitsFor: waitsFor)
+            let policy = next == .suspend ? host.prepareToWait(suspendedRuns: suspendedRuns) : .none
+            host.unlockMachine(locked)
             if let operation = cancelNow {
                 operation.cancel()
                 cancelNow = nil
@@ -55,14 +56,13 @@ enum RunDriver {
                 report(index, of: route, announce: announce, deliver: deliver, host: &host)
                 locked = host.lockMachine()
             case .complete:
-                complete(route, host: &host)
+                host.didComplete()
+                // Checked here so that a transaction nobody reads the result of makes no call (S1).
+                if host.completion != nil || host.hasMiddleware { complete(route, host: &host) }
                 return .completed
             case .suspend:
                 return .suspended
             }
-            next = host.machine.pointee.next(waitsFor: waitsFor)
-            policy = next == .suspend ? host.prepareToWait(suspendedRuns: suspendedRuns) : .none
-            host.unlockMachine(locked)
         }
     }
 
@@ -128,10 +128,8 @@ enum RunDriver {
         }
     }
 
-    /// Ends the transaction: the middleware's `didFinish`, then the completion.
+    /// Reports the end of the transaction: the middleware's `didFinish`, then the completion.
     private static func complete<Host: RunHost>(_ route: Route?, host: inout Host) {
-        host.didComplete()
-        guard host.completion != nil || host.hasMiddleware else { return }
         let identifiers = route?.storeIdentifiers ?? []
         let locked = host.lockMachine()
         let machine = host.machine.pointee

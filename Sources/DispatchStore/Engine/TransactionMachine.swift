@@ -88,7 +88,12 @@ struct TransactionMachine {
     ///   - cancelled: Whether the transaction starts cancelled (every step is skipped).
     @inline(__always)
     init(steps: UnsafeMutablePointer<Step>, count: Int, reportsNeedWork: Bool, cancelled: Bool) {
-        steps.update(repeating: Step(), count: count)
+        if count == 1 {
+            // Most routes have one store: a store of one byte, not a call to memset (S1).
+            steps.pointee = Step()
+        } else {
+            steps.update(repeating: Step(), count: count)
+        }
         self.steps = steps
         self.count = count
         self.reportsNeedWork = reportsNeedWork
