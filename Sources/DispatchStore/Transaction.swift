@@ -40,7 +40,12 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     }
 
     /// What a reused run holds between two transactions: refers to nothing.
-    static let idle = Transaction(id: 0, action: NoAction(), mode: .async, targetIdentifier: nil, route: nil, run: nil)
+    ///
+    /// Built where it is assigned, which moves it; a stored constant would cost a lazy-global check
+    /// and a copy of its existential on every reuse (S5).
+    static var idle: Transaction {
+        Transaction(id: 0, action: NoAction(), mode: .async, targetIdentifier: nil, route: nil, run: nil)
+    }
 
     /// The action of ``idle``.
     private struct NoAction: ActionType {}

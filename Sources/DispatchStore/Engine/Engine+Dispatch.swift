@@ -56,20 +56,16 @@ extension Engine {
         }
         state.unlock()
         var details: RunConfiguration.Details?
-        if _slowPath(identifier != nil || route == nil || timeout != nil) {
+        // A store named by `to:` that handles `type` is checked here, so that a targeted dispatch
+        // makes no call (S5).
+        let mismatched = identifier != nil && route.map { $0.actionType != type } == true
+        if _slowPath(route == nil || timeout != nil || mismatched) {
             details = Self.details(of: action, type: type, to: identifier, timeout: timeout, route: &route)
         }
         if mode == .sync && middleware.isEmpty && !startCancelled && !awaited {
             // Nothing else can reach the transaction: run it on this stack. The route joins the
             // transaction once it is done, so that the run borrows it meanwhile (S1).
-            var transaction = Transaction(
-                id: id,
-                action: action,
-                mode: mode,
-                targetIdentifier: identifier,
-                route: nil,
-                run: nil
-            )
+            var transaction = Self.transaction(id, action, mode: mode, to: identifier, route: nil)
             InlineRun.run(
                 &transaction,
                 route: route,
@@ -83,14 +79,7 @@ extension Engine {
             return transaction
         }
         // A `let`, unlike the inline path's `var`, so that the lanes can consume it without a copy.
-        let transaction = Transaction(
-            id: id,
-            action: action,
-            mode: mode,
-            targetIdentifier: identifier,
-            route: consume route,
-            run: nil
-        )
+        let transaction = Self.transaction(id, action, mode: mode, to: identifier, route: consume route)
         var configuration = RunConfiguration(
             middleware: middleware,
             owner: middleware.isEmpty ? nil : owner,
@@ -125,6 +114,18 @@ extension Engine {
         }
     }
 
+    /// A new transaction: no run holds it yet.
+    @inline(__always)
+    private static func transaction(
+        _ id: UInt64,
+        _ action: consuming any ActionType,
+        mode: DispatchMode,
+        to identifier: String?,
+        route: consuming Route?
+    ) -> Transaction {
+        Transaction(id: id, action: action, mode: mode, targetIdentifier: identifier, route: route, run: nil)
+    }
+
     /// What few dispatches have: a timeout, or a reason why they reach no store (a dispatch to
     /// `identifier` that is unknown or does not handle `type`, or an action no store handles).
     ///
@@ -148,7 +149,7 @@ extension Engine {
         var routingError: DispatchError?
         if let identifier {
             if let candidate = route {
-                if ObjectIdentifier(candidate.first.actionType) != type {
+                if candidate.actionType != type {
                     let expected = "\(candidate.first.actionType)"
                     routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
                     route = nil
@@ -177,14 +178,7 @@ extension Engine {
         let (id, _) = reserveTransactionIDBlock(size: 1)
         let run = TransactionRun.make(
             lane: nil,
-            transaction: Transaction(
-                id: id,
-                action: action,
-                mode: mode,
-                targetIdentifier: identifier,
-                route: nil,
-                run: nil
-            ),
+            transaction: Self.transaction(id, action, mode: mode, to: identifier, route: nil),
             configuration: RunConfiguration(
                 middleware: middleware,
                 owner: middleware.isEmpty ? nil : owner,

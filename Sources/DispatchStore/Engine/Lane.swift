@@ -54,6 +54,9 @@ final class Lane: @unchecked Sendable {
     /// Where the lane's runs register while they wait for an operation.
     let suspendedRuns: SuspendedRuns
     private let state: LockedBox<State>
+    /// The key of the threads' contexts, copied: `ThreadContext.Key.shared` is a lazy global,
+    /// checked on every access (S4, S5).
+    private let contextKey = ThreadContext.Key.shared
 
     init(kind: Kind, name: String, idleness: Idleness, suspendedRuns: SuspendedRuns) {
         self.kind = kind
@@ -242,8 +245,7 @@ final class Lane: @unchecked Sendable {
                 if _slowPath(cancelling), run.requestCancel() { cancelled += 1 }
                 if drive(run, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
                     completed += 1
-                    if run.isReusable && isKnownUniquelyReferenced(&run) {
-                        run.clearForReuse()
+                    if isKnownUniquelyReferenced(&run) && run.clearForReuse() {
                         reusable.append(run)
                     }
                 } else if kind == .serial {
@@ -272,7 +274,8 @@ final class Lane: @unchecked Sendable {
         remainingCount: Int
     ) -> Bool {
         while true {
-            if run.drive(suspendedRuns: suspendedRuns) == .completed { return true }
+            let context = ThreadContext.current(key: contextKey)
+            if run.drive(suspendedRuns: suspendedRuns, context: context) == .completed { return true }
             guard kind == .serial else { return false }
             let resumed = state.withLockedValue { state in
                 if state.resumedWhileDriving {

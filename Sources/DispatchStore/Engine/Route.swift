@@ -15,11 +15,14 @@ final class Route: Sendable {
     let first: any StoreEntry
     /// How many stores the route reaches (at least one).
     let count: Int
+    /// The type of action the stores handle.
+    let actionType: ObjectIdentifier
 
     init(stores: [any StoreEntry], dependencies: [[Int]]) {
         precondition(!stores.isEmpty, "DispatchStore: a route reaches at least one store")
         self.first = stores[0]
         self.count = stores.count
+        self.actionType = ObjectIdentifier(stores[0].actionType)
         self.stores = stores
         self.dependencies = dependencies
         self.storeIdentifiers = stores.map(\.identifier)

@@ -33,9 +33,18 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     }
 
     /// Where the state, its machine and the inline steps sit in the body.
-    private static let stateOffset = MemoryLayout<Body>.offset(of: \.state).unsafelyUnwrapped
-    private static let machineOffset = stateOffset + MemoryLayout<RunState>.offset(of: \.machine).unsafelyUnwrapped
-    private static let inlineStepsOffset = MemoryLayout<Body>.offset(of: \.inlineSteps).unsafelyUnwrapped
+    ///
+    /// Computed where used, which folds to a constant; stored constants would be lazy globals, checked
+    /// on every use (S4, S5).
+    private static var stateOffset: Int {
+        @inline(__always) get { MemoryLayout<Body>.offset(of: \.state).unsafelyUnwrapped }
+    }
+    private static var machineOffset: Int {
+        @inline(__always) get { stateOffset + MemoryLayout<RunState>.offset(of: \.machine).unsafelyUnwrapped }
+    }
+    private static var inlineStepsOffset: Int {
+        @inline(__always) get { MemoryLayout<Body>.offset(of: \.inlineSteps).unsafelyUnwrapped }
+    }
 
     /// A run for a transaction starting now.
     static func make(
@@ -53,7 +62,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
                 isQueued: lane != nil
             )
         }
-        run.configure(transaction: transaction, configuration: configuration)
+        run.configure(transaction: consume transaction, configuration: consume configuration)
         return run
     }
 
@@ -109,24 +118,23 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         body.pointee.configuration = consume configuration
     }
 
-    /// Whether the run can be reused once it completed: no finish hook or timer can refer to it.
+    /// Makes a completed run ready for reuse, if it can be.
     ///
-    /// Ask from the thread that drove it, and check that nothing else refers to it.
-    var isReusable: Bool {
+    /// It can when no finish hook or timer can refer to it; it then releases the transaction, before
+    /// the run waits to be reused.
+    ///
+    /// Ask from the thread that drove it, once nothing else refers to it. One critical section: the
+    /// last holder of the transaction may have called `cancel()` before releasing its reference, and
+    /// taking the lock orders that before the reuse.
+    ///
+    /// - Returns: Whether the run can be reused.
+    func clearForReuse() -> Bool {
         let locked = lockMachine()
         defer { unlockMachine(locked) }
-        return !run.pointee.hasSuspended
-    }
-
-    /// Releases the transaction, before the run waits to be reused.
-    ///
-    /// Under the run's lock when other threads could reach it: the last of them may have called
-    /// `cancel()` before releasing its reference; taking the lock orders that before the reuse.
-    func clearForReuse() {
-        let locked = lockMachine()
+        guard !run.pointee.hasSuspended else { return false }
         body.pointee.transaction = .idle
         body.pointee.configuration = .idle
-        unlockMachine(locked)
+        return true
     }
 
     /// The transaction, as handed out to the caller of a queued dispatch and to the middleware: able
