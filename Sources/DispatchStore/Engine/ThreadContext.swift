@@ -12,6 +12,7 @@ import Darwin
 ///
 /// A plain struct behind a pthread key, reached in a few nanoseconds without reference counting
 /// (`Thread.current.threadDictionary` costs far more). Only the owning thread reads or writes it.
+@dynamicMemberLookup
 struct ThreadContext {
     /// What happened when the default `Reducer.operation(for:in:)` ran inline.
     enum InlineResult {
@@ -23,15 +24,23 @@ struct ThreadContext {
         case reentrant
     }
 
+    /// The fields, read and written through the context as if they were its own
+    /// (`context.inlineStore`).
     struct State {
+        /// The store whose reducer the dispatcher is asking for an operation on this thread, if any.
         var inlineStore: ObjectIdentifier?
+        /// Set by the default `Reducer.operation(for:in:)` when it ran inline for `inlineStore`.
         var inlineResult = InlineResult.none
+        /// How many observer deliveries this thread is inside (observers may dispatch and deliver
+        /// again).
         var deliveryDepth = 0
-        /// The sequence number the store gave the action of the step this thread started last.
+        /// The sequence number the store gave the action of the step `beginStep` started last on
+        /// this thread; 0 when it did not apply it (yet).
         ///
-        /// 0 when the store did not apply it.
         /// Kept here rather than returned with the step, which would no longer fit in registers (S1).
         var appliedSequenceNumber: UInt64 = 0
+        /// Whether this is the process's main thread (computed once; `Thread.isMainThread` is slow
+        /// on Linux).
         let isMainThread: Bool
     }
 
@@ -62,34 +71,15 @@ struct ThreadContext {
         static let shared = Key(value: threadContextKey)
     }
 
-    /// The store whose reducer the dispatcher is asking for an operation on this thread, if any.
-    var inlineStore: ObjectIdentifier? {
-        get { state.pointee.inlineStore }
-        nonmutating set { state.pointee.inlineStore = newValue }
+    /// A field of the calling thread's ``State``, in place.
+    subscript<Value>(dynamicMember field: WritableKeyPath<State, Value>) -> Value {
+        @inline(__always) get { state.pointee[keyPath: field] }
+        @inline(__always) nonmutating set { state.pointee[keyPath: field] = newValue }
     }
 
-    /// Set by the default `Reducer.operation(for:in:)` when it ran inline for `inlineStore`.
-    var inlineResult: InlineResult {
-        get { state.pointee.inlineResult }
-        nonmutating set { state.pointee.inlineResult = newValue }
-    }
-
-    /// The sequence number the store gave the action of the step `beginStep` started last on this
-    /// thread; 0 when it did not apply it (yet).
-    var appliedSequenceNumber: UInt64 {
-        get { state.pointee.appliedSequenceNumber }
-        nonmutating set { state.pointee.appliedSequenceNumber = newValue }
-    }
-
-    /// How many observer deliveries this thread is inside (observers may dispatch and deliver again).
-    var deliveryDepth: Int {
-        get { state.pointee.deliveryDepth }
-        nonmutating set { state.pointee.deliveryDepth = newValue }
-    }
-
-    /// Whether this is the process's main thread (computed once; `Thread.isMainThread` is slow on Linux).
-    var isMainThread: Bool {
-        state.pointee.isMainThread
+    /// A constant field of the calling thread's ``State``.
+    subscript<Value>(dynamicMember field: KeyPath<State, Value>) -> Value {
+        @inline(__always) get { state.pointee[keyPath: field] }
     }
 }
 
