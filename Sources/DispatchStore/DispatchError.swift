@@ -15,46 +15,37 @@
 /// reads ``code``, and `String(reflecting: error)` shows both.
 public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-
-        private init(_ name: String) {
-            self.name = name
-        }
+    public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
+        let name: String
 
         /// A store with the same identifier is already registered.
-        public static let duplicateIdentifier = Code("duplicateIdentifier")
+        public static let duplicateIdentifier = Code(name: "duplicateIdentifier")
         /// The store's `waitsFor` closes a cycle in the declared dependency graph.
-        public static let dependencyCycle = Code("dependencyCycle")
+        public static let dependencyCycle = Code(name: "dependencyCycle")
         /// The store is already registered with another dispatcher.
-        public static let storeRegisteredElsewhere = Code("storeRegisteredElsewhere")
+        public static let storeRegisteredElsewhere = Code(name: "storeRegisteredElsewhere")
         /// No store is registered under the identifier given to `dispatch(_:to:)`.
-        public static let unknownStore = Code("unknownStore")
+        public static let unknownStore = Code(name: "unknownStore")
         /// The store named in `dispatch(_:to:)` handles another action type.
-        public static let actionTypeMismatch = Code("actionTypeMismatch")
+        public static let actionTypeMismatch = Code(name: "actionTypeMismatch")
         /// No registered store handles the action's type.
-        public static let unhandledAction = Code("unhandledAction")
+        public static let unhandledAction = Code(name: "unhandledAction")
         /// A `.sync` dispatch reached a store whose state the same thread is already updating.
-        public static let reentrantDispatch = Code("reentrantDispatch")
+        public static let reentrantDispatch = Code(name: "reentrantDispatch")
         /// A reducer returned an operation that had already been started.
-        public static let operationReused = Code("operationReused")
+        public static let operationReused = Code(name: "operationReused")
         /// The operations did not finish within the timeout the caller gave.
-        public static let timedOut = Code("timedOut")
+        public static let timedOut = Code(name: "timedOut")
         /// The dispatcher was shut down and takes no new actions.
-        public static let shutDown = Code("shutDown")
+        public static let shutDown = Code(name: "shutDown")
         /// `RecorderMiddleware.jump(to:)` was given a position outside its history.
-        public static let historyPositionOutOfRange = Code("historyPositionOutOfRange")
+        public static let historyPositionOutOfRange = Code(name: "historyPositionOutOfRange")
         /// The recorder is not registered with a dispatcher, so it has nothing to restore into.
-        public static let recorderDetached = Code("recorderDetached")
+        public static let recorderDetached = Code(name: "recorderDetached")
         /// A restore was asked for from inside a store's `updateState` or `reduce`.
-        public static let reentrantRestore = Code("reentrantRestore")
+        public static let reentrantRestore = Code(name: "reentrantRestore")
         /// `RecorderMiddleware(validatingLimit:)` was given a history limit below 1.
-        public static let invalidHistoryLimit = Code("invalidHistoryLimit")
-
-        /// The code's name, for example `duplicateIdentifier`.
-        public var description: String {
-            name
-        }
+        public static let invalidHistoryLimit = Code(name: "invalidHistoryLimit")
     }
 
     /// The kind of problem.

@@ -54,7 +54,8 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// Where delivery stands, guarded by `deliveryLock`, which is recursive: an observer callback
     /// may deliver again, continuing from the cursor.
     let cursor = DeliveryCursor<State, Action>()
-    let deliveryLock = Lock(.recursive)
+    /// A lock with no value of its own: the cursor lives in its own object, outside the box.
+    let deliveryLock = LockedBox((), kind: .recursive)
     let contextKey = ThreadContext.Key.shared
 
     /// Creates a store.

@@ -23,21 +23,7 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Strong: the run does not keep transactions that refer to it, so there is no cycle.
     var run: TransactionRun.Reference?
 
-    init(
-        id: UInt64,
-        action: any ActionType,
-        mode: DispatchMode,
-        targetIdentifier: String?,
-        route: Route?,
-        run: TransactionRun.Reference?
-    ) {
-        self.id = id
-        self.action = action
-        self.mode = mode
-        self.targetIdentifier = targetIdentifier
-        self.route = route
-        self.run = run
-    }
+    // The initializer is the memberwise one: `init(id:action:mode:targetIdentifier:route:run:)`.
 
     /// What a reused run holds between two transactions: refers to nothing.
     ///

@@ -136,4 +136,83 @@ struct RecordFormatTests {
         }
         #expect(StateDigest.digest(of: Fixed()).map(ActionRecord.hex) == "60ae9e49a134295f")
     }
+
+    @Test("every scalar an encoder takes has a fixed digest, as a keyed member, an array element and a single value")
+    func scalarDigestsAreStable() throws {
+        struct Single<Value: Encodable>: Encodable {
+            var value: Value
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(value)
+            }
+        }
+        struct Scalars: Encodable {
+            var none: Int? = nil
+            var flag = false
+            var text = "pear"
+            var double = 2.5
+            var float: Float = 0.25
+            var int = -7
+            var int8: Int8 = -8
+            var int16: Int16 = -16
+            var int32: Int32 = -32
+            var int64: Int64 = -64
+            var uint: UInt = 7
+            var uint8: UInt8 = 8
+            var uint16: UInt16 = 16
+            var uint32: UInt32 = 32
+            var uint64: UInt64 = 64
+            var list: [Int8?] = [nil, 1, -1]
+            var floats: [Float] = [0.5, 3]
+            var flags = [true, false]
+            var singles = [Single(value: UInt16(9)), Single(value: 10)]
+            var singleNone = Single(value: Int?.none)
+
+            func encode(to encoder: any Encoder) throws {
+                var keyed = encoder.container(keyedBy: Key.self)
+                try keyed.encodeNil(forKey: .none)
+                try keyed.encode(flag, forKey: .flag)
+                try keyed.encode(text, forKey: .text)
+                try keyed.encode(double, forKey: .double)
+                try keyed.encode(float, forKey: .float)
+                try keyed.encode(int, forKey: .int)
+                try keyed.encode(int8, forKey: .int8)
+                try keyed.encode(int16, forKey: .int16)
+                try keyed.encode(int32, forKey: .int32)
+                try keyed.encode(int64, forKey: .int64)
+                try keyed.encode(uint, forKey: .uint)
+                try keyed.encode(uint8, forKey: .uint8)
+                try keyed.encode(uint16, forKey: .uint16)
+                try keyed.encode(uint32, forKey: .uint32)
+                try keyed.encode(uint64, forKey: .uint64)
+                var unkeyed = keyed.nestedUnkeyedContainer(forKey: .list)
+                try unkeyed.encodeNil()
+                try unkeyed.encode(flag)
+                try unkeyed.encode(text)
+                try unkeyed.encode(double)
+                try unkeyed.encode(float)
+                try unkeyed.encode(int)
+                try unkeyed.encode(int8)
+                try unkeyed.encode(int16)
+                try unkeyed.encode(int32)
+                try unkeyed.encode(int64)
+                try unkeyed.encode(uint)
+                try unkeyed.encode(uint8)
+                try unkeyed.encode(uint16)
+                try unkeyed.encode(uint32)
+                try unkeyed.encode(uint64)
+                try unkeyed.encode(list)
+                try keyed.encode(floats, forKey: .floats)
+                try keyed.encode(flags, forKey: .flags)
+                try keyed.encode(singles, forKey: .singles)
+                try keyed.encode(singleNone, forKey: .singleNone)
+            }
+
+            enum Key: CodingKey {
+                case none, flag, text, double, float, int, int8, int16, int32, int64
+                case uint, uint8, uint16, uint32, uint64, list, floats, flags, singles, singleNone
+            }
+        }
+        #expect(StateDigest.digest(of: Scalars()).map(ActionRecord.hex) == "85bbec2d977e12c9")
+    }
 }

@@ -5,49 +5,40 @@
 /// shows the code too.
 public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-
-        private init(_ name: String) {
-            self.name = name
-        }
+    public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
+        let name: String
 
         /// The log file cannot be opened or written.
-        public static let unwritableFile = Code("unwritableFile")
+        public static let unwritableFile = Code(name: "unwritableFile")
         /// The log file cannot be read.
-        public static let unreadableFile = Code("unreadableFile")
+        public static let unreadableFile = Code(name: "unreadableFile")
         /// A line is not a log entry (bad JSON, a missing key, a payload that does not decode).
-        public static let malformedLine = Code("malformedLine")
+        public static let malformedLine = Code(name: "malformedLine")
         /// A line's action type is not among the types given to the reader.
-        public static let unknownActionType = Code("unknownActionType")
+        public static let unknownActionType = Code(name: "unknownActionType")
         /// An action's `Encodable` conformance threw.
-        public static let unencodableAction = Code("unencodableAction")
+        public static let unencodableAction = Code(name: "unencodableAction")
         /// An action type has no name another process reads as the same type (it is `private`,
         /// `fileprivate` or local); declare it elsewhere or conform it to ``StablyNamed``.
-        public static let unstableTypeName = Code("unstableTypeName")
+        public static let unstableTypeName = Code(name: "unstableTypeName")
         /// The file ended with a line cut short by a crash (bytes after the last newline, or a last line that is not
         /// JSON).
         ///
         /// Readers skip it; opening the file to append cuts it away.
-        public static let tornTail = Code("tornTail")
+        public static let tornTail = Code(name: "tornTail")
         /// Replay: a store's next sequence number is missing from the log, so the store stopped
         /// before it.
-        public static let sequenceGap = Code("sequenceGap")
+        public static let sequenceGap = Code(name: "sequenceGap")
         /// Replay: two lines give one store the same sequence number.
-        public static let duplicateSequenceNumber = Code("duplicateSequenceNumber")
+        public static let duplicateSequenceNumber = Code(name: "duplicateSequenceNumber")
         /// Replay: a store's state differs from the checksum the log recorded for it.
-        public static let checksumMismatch = Code("checksumMismatch")
+        public static let checksumMismatch = Code(name: "checksumMismatch")
         /// Replay: a line names a store that the dispatcher does not have, or that handles
         /// another action type.
-        public static let unknownStore = Code("unknownStore")
+        public static let unknownStore = Code(name: "unknownStore")
         /// Replay: a store did not apply a logged action as the log says (another sequence number,
         /// or not at all).
-        public static let outcomeMismatch = Code("outcomeMismatch")
-
-        /// The code's name, for example `malformedLine`.
-        public var description: String {
-            name
-        }
+        public static let outcomeMismatch = Code(name: "outcomeMismatch")
     }
 
     /// The kind of problem.

@@ -26,6 +26,62 @@ final class DigestEncoder: Encoder {
     }
 }
 
+/// The types every encoding container takes as they are, each with an `encode` of its own: digested
+/// without an encoder.
+protocol DigestScalar: Encodable {
+    var scalarDigest: UInt64 { get }
+}
+
+extension DigestScalar where Self: BinaryInteger {
+    var scalarDigest: UInt64 {
+        StateDigest.number(self)
+    }
+}
+
+extension Int: DigestScalar {}
+extension Int8: DigestScalar {}
+extension Int16: DigestScalar {}
+extension Int32: DigestScalar {}
+extension Int64: DigestScalar {}
+extension UInt: DigestScalar {}
+extension UInt8: DigestScalar {}
+extension UInt16: DigestScalar {}
+extension UInt32: DigestScalar {}
+extension UInt64: DigestScalar {}
+
+extension Bool: DigestScalar {
+    var scalarDigest: UInt64 {
+        self ? StateDigest.yes : StateDigest.no
+    }
+}
+
+extension String: DigestScalar {
+    var scalarDigest: UInt64 {
+        StateDigest.string(self)
+    }
+}
+
+extension Double: DigestScalar {
+    var scalarDigest: UInt64 {
+        StateDigest.floatingPoint(self)
+    }
+}
+
+extension Float: DigestScalar {
+    var scalarDigest: UInt64 {
+        StateDigest.floatingPoint(Double(self))
+    }
+}
+
+extension DigestNode {
+    /// Adds a member under `key` holding a new node, and returns the encoder that fills it.
+    fileprivate func addChild(key: UInt64) -> DigestEncoder {
+        let child = DigestNode()
+        members.append((key, .node(child)))
+        return DigestEncoder(node: child)
+    }
+}
+
 private struct DigestKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: DigestNode
     let codingPath: [any CodingKey] = []
@@ -34,68 +90,17 @@ private struct DigestKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProto
         node.members.append((StateDigest.string(key.stringValue), .value(value)))
     }
 
-    private func add(_ key: Key, node child: DigestNode) {
-        node.members.append((StateDigest.string(key.stringValue), .node(child)))
+    private func addChild(_ key: Key) -> DigestEncoder {
+        node.addChild(key: StateDigest.string(key.stringValue))
     }
 
     mutating func encodeNil(forKey key: Key) {
         add(key, StateDigest.null)
     }
 
-    mutating func encode(_ value: Bool, forKey key: Key) {
-        add(key, value ? StateDigest.yes : StateDigest.no)
-    }
-
-    mutating func encode(_ value: String, forKey key: Key) {
-        add(key, StateDigest.string(value))
-    }
-
-    mutating func encode(_ value: Double, forKey key: Key) {
-        add(key, StateDigest.floatingPoint(value))
-    }
-
-    mutating func encode(_ value: Float, forKey key: Key) {
-        add(key, StateDigest.floatingPoint(Double(value)))
-    }
-
-    mutating func encode(_ value: Int, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int64, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt64, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int8, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int16, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int32, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt8, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt16, forKey key: Key) {
-        add(key, StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt32, forKey key: Key) {
-        add(key, StateDigest.number(value))
+    /// Witnesses the protocol's `encode(_:forKey:)` requirement of each scalar type.
+    mutating func encode<Value: DigestScalar>(_ value: Value, forKey key: Key) {
+        add(key, value.scalarDigest)
     }
 
     mutating func encode<Value: Encodable>(_ value: Value, forKey key: Key) throws {
@@ -106,31 +111,45 @@ private struct DigestKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProto
         keyedBy keyType: NestedKey.Type,
         forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
-        let child = DigestNode()
-        add(key, node: child)
-        return DigestEncoder(node: child).container(keyedBy: keyType)
+        addChild(key).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let child = DigestNode()
-        add(key, node: child)
-        return DigestEncoder(node: child).unkeyedContainer()
+        addChild(key).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
-        let child = DigestNode()
-        node.members.append((StateDigest.string("super"), .node(child)))
-        return DigestEncoder(node: child)
+        node.addChild(key: StateDigest.string("super"))
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
-        let child = DigestNode()
-        add(key, node: child)
-        return DigestEncoder(node: child)
+        addChild(key)
     }
 }
 
-private struct DigestUnkeyedContainer: UnkeyedEncodingContainer {
+/// The unkeyed and the single-value container, whose `encode` methods have the same signatures and
+/// differ only in where a digest goes.
+private protocol DigestValueSink {
+    /// Keeps the digest of one encoded value.
+    func add(_ digest: UInt64)
+}
+
+extension DigestValueSink {
+    mutating func encodeNil() {
+        add(StateDigest.null)
+    }
+
+    /// Witnesses the containers' `encode(_:)` requirement of each scalar type.
+    mutating func encode<Value: DigestScalar>(_ value: Value) {
+        add(value.scalarDigest)
+    }
+
+    mutating func encode<Value: Encodable>(_ value: Value) throws {
+        add(try StateDigest.digestValue(value))
+    }
+}
+
+private struct DigestUnkeyedContainer: UnkeyedEncodingContainer, DigestValueSink {
     let node: DigestNode
     let codingPath: [any CodingKey] = []
 
@@ -138,165 +157,31 @@ private struct DigestUnkeyedContainer: UnkeyedEncodingContainer {
         node.members.count
     }
 
-    private func add(_ value: UInt64) {
-        node.members.append((0, .value(value)))
-    }
-
-    mutating func encodeNil() {
-        add(StateDigest.null)
-    }
-
-    mutating func encode(_ value: Bool) {
-        add(value ? StateDigest.yes : StateDigest.no)
-    }
-
-    mutating func encode(_ value: String) {
-        add(StateDigest.string(value))
-    }
-
-    mutating func encode(_ value: Double) {
-        add(StateDigest.floatingPoint(value))
-    }
-
-    mutating func encode(_ value: Float) {
-        add(StateDigest.floatingPoint(Double(value)))
-    }
-
-    mutating func encode(_ value: Int) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int64) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt64) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int8) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int16) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int32) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt8) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt16) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt32) {
-        add(StateDigest.number(value))
-    }
-
-    mutating func encode<Value: Encodable>(_ value: Value) throws {
-        add(try StateDigest.digestValue(value))
+    func add(_ digest: UInt64) {
+        node.members.append((0, .value(digest)))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
-        let child = DigestNode()
-        node.members.append((0, .node(child)))
-        return DigestEncoder(node: child).container(keyedBy: keyType)
+        node.addChild(key: 0).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let child = DigestNode()
-        node.members.append((0, .node(child)))
-        return DigestEncoder(node: child).unkeyedContainer()
+        node.addChild(key: 0).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
-        let child = DigestNode()
-        node.members.append((0, .node(child)))
-        return DigestEncoder(node: child)
+        node.addChild(key: 0)
     }
 }
 
-private struct DigestSingleValueContainer: SingleValueEncodingContainer {
+private struct DigestSingleValueContainer: SingleValueEncodingContainer, DigestValueSink {
     let node: DigestNode
     let codingPath: [any CodingKey] = []
 
-    private func set(_ value: UInt64) {
+    func add(_ digest: UInt64) {
         node.kind = .scalar
-        node.scalar = value
-    }
-
-    mutating func encodeNil() {
-        set(StateDigest.null)
-    }
-
-    mutating func encode(_ value: Bool) {
-        set(value ? StateDigest.yes : StateDigest.no)
-    }
-
-    mutating func encode(_ value: String) {
-        set(StateDigest.string(value))
-    }
-
-    mutating func encode(_ value: Double) {
-        set(StateDigest.floatingPoint(value))
-    }
-
-    mutating func encode(_ value: Float) {
-        set(StateDigest.floatingPoint(Double(value)))
-    }
-
-    mutating func encode(_ value: Int) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int64) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt64) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int8) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int16) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: Int32) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt8) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt16) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode(_ value: UInt32) {
-        set(StateDigest.number(value))
-    }
-
-    mutating func encode<Value: Encodable>(_ value: Value) throws {
-        set(try StateDigest.digestValue(value))
+        node.scalar = digest
     }
 }

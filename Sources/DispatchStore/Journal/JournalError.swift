@@ -7,54 +7,45 @@
 /// while running.
 public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-
-        private init(_ name: String) {
-            self.name = name
-        }
+    public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
+        let name: String
 
         /// The directory cannot be created or written.
-        public static let unwritableDirectory = Code("unwritableDirectory")
+        public static let unwritableDirectory = Code(name: "unwritableDirectory")
         /// The directory holds files but no journal; the journal will not write into it.
-        public static let notAJournal = Code("notAJournal")
+        public static let notAJournal = Code(name: "notAJournal")
         /// A file of the journal cannot be read.
-        public static let unreadableFile = Code("unreadableFile")
+        public static let unreadableFile = Code(name: "unreadableFile")
         /// The journal or a snapshot was written by a newer version of the format.
-        public static let newerFormat = Code("newerFormat")
+        public static let newerFormat = Code(name: "newerFormat")
         /// A snapshot is damaged or incomplete; recovery moved it aside and used an older one.
-        public static let corruptSnapshot = Code("corruptSnapshot")
+        public static let corruptSnapshot = Code(name: "corruptSnapshot")
         /// A snapshot holds a state version newer than the program's.
-        public static let newerStateVersion = Code("newerStateVersion")
+        public static let newerStateVersion = Code(name: "newerStateVersion")
         /// A snapshot holds an older state version and no ``StateMigration`` upgrades it.
-        public static let missingMigration = Code("missingMigration")
+        public static let missingMigration = Code(name: "missingMigration")
         /// A state does not decode, or its migration threw.
-        public static let undecodableState = Code("undecodableState")
+        public static let undecodableState = Code(name: "undecodableState")
         /// No snapshot can be read and the records before them were compacted away.
-        public static let unrecoverable = Code("unrecoverable")
+        public static let unrecoverable = Code(name: "unrecoverable")
         /// A store's state or action type is not `Codable`, so the journal cannot keep it.
-        public static let notCodable = Code("notCodable")
+        public static let notCodable = Code(name: "notCodable")
         /// A store had applied actions before the journal was opened.
-        public static let storeNotFresh = Code("storeNotFresh")
+        public static let storeNotFresh = Code(name: "storeNotFresh")
         /// The records end with a line cut short by a crash; recovery saved and cut it.
-        public static let tornTail = Code("tornTail")
+        public static let tornTail = Code(name: "tornTail")
         /// A record cannot be read (bad JSON, an unknown action type); recovery skipped it and kept a
         /// copy of its file.
-        public static let unreadableRecord = Code("unreadableRecord")
+        public static let unreadableRecord = Code(name: "unreadableRecord")
         /// Replaying the records did not reproduce a store's history: a gap, a duplicate, a
         /// checksum mismatch (the ``ActionLogError`` is in ``JournalError/recordError``).
-        public static let divergence = Code("divergence")
+        public static let divergence = Code(name: "divergence")
         /// A snapshot or record names a store that is not registered; its data was ignored.
-        public static let unknownStore = Code("unknownStore")
+        public static let unknownStore = Code(name: "unknownStore")
         /// A record or snapshot could not be written.
-        public static let writeFailed = Code("writeFailed")
+        public static let writeFailed = Code(name: "writeFailed")
         /// The journal was closed, or stopped after a failed write: the transaction was not recorded.
-        public static let closed = Code("closed")
-
-        /// The code's name, for example `corruptSnapshot`.
-        public var description: String {
-            name
-        }
+        public static let closed = Code(name: "closed")
     }
 
     /// The kind of problem.

@@ -19,7 +19,6 @@ struct JournalSnapshot {
         let storeIdentifier: String
         let version: Int
         let sequenceNumber: UInt64
-        let typeName: String
         /// The state's JSON.
         let state: Data
     }
@@ -125,7 +124,7 @@ struct JournalSnapshot {
             let store = document.member("store", in: 0).flatMap(document.string(at:)),
             let version = number("version", document),
             let sequenceNumber = document.member("seq", in: 0).flatMap(document.integer(at:)),
-            let type = document.member("type", in: 0).flatMap(document.string(at:)),
+            document.member("type", in: 0).flatMap(document.string(at:)) != nil,
             let state = document.member("state", in: 0), line.last == UInt8(ascii: "}")
         else { throw .damaged("a store's line is not a stored state") }
         let node = document.nodes[state]
@@ -136,7 +135,6 @@ struct JournalSnapshot {
             storeIdentifier: store,
             version: version,
             sequenceNumber: sequenceNumber.magnitude,
-            typeName: type,
             state: Data(stateBytes)
         )
     }
