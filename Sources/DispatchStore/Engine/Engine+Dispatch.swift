@@ -56,10 +56,9 @@ extension Engine {
         }
         state.unlock()
         var details: RunConfiguration.Details?
-        // A store named by `to:` that handles `type` is checked here, so that a targeted dispatch
-        // makes no call (S5).
-        let mismatched = identifier != nil && route.map { $0.actionType != type } == true
-        if _slowPath(route == nil || timeout != nil || mismatched) {
+        // A route found by type always handles `type`; one found by `to:` may not. Checked here, so
+        // that a targeted dispatch makes no call (S5).
+        if _slowPath(route?.actionType != type || timeout != nil) {
             details = Self.details(of: action, type: type, to: identifier, timeout: timeout, route: &route)
         }
         if mode == .sync && middleware.isEmpty && !startCancelled && !awaited {

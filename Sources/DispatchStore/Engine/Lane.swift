@@ -273,8 +273,8 @@ final class Lane: @unchecked Sendable {
         remaining: UnsafeMutablePointer<TransactionRun>,
         remainingCount: Int
     ) -> Bool {
+        let context = ThreadContext.current(key: contextKey)
         while true {
-            let context = ThreadContext.current(key: contextKey)
             if run.drive(suspendedRuns: suspendedRuns, context: context) == .completed { return true }
             guard kind == .serial else { return false }
             let resumed = state.withLockedValue { state in
