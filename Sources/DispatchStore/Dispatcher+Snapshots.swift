@@ -41,7 +41,7 @@ extension Dispatcher {
 
     /// The registered stores, sorted in the canonical order for locking several at once.
     private func registeredStoreEntries() -> [any StoreEntry] {
-        engine.stores.sorted { $0.lockRank < $1.lockRank }
+        engine.storesInLockOrder
     }
 
     /// Locks every store without ever waiting while holding one.

@@ -195,6 +195,8 @@ struct DispatcherTests {
                 live[identifier] = nil
             }
             order.removeAll { live[$0] == nil }
+            // The list is kept between changes: each round must see the one it made.
+            #expect(dispatcher.stores.map(\.identifier) == order)
             let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase))
             #expect(result.handledStores == order)
             for identifier in order { expected[identifier, default: 0] += 1 }

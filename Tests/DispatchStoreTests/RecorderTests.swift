@@ -38,6 +38,22 @@ struct RecorderTests {
         #expect(!fixture.recorder.previous())
     }
 
+    @Test("entries recorded after a registration or an unregistration hold exactly the stores registered then")
+    func entriesFollowRegistrations() throws {
+        let fixture = try Fixture()
+        fixture.dispatcher.dispatch(CounterAction.add(1), mode: .sync)
+        let late = makeCounterStore("late")
+        try fixture.dispatcher.register(store: late)
+        fixture.dispatcher.dispatch(CounterAction.add(1), mode: .sync)
+        _ = fixture.dispatcher.unregister(identifier: "text")
+        fixture.dispatcher.dispatch(CounterAction.add(1), mode: .sync)
+        let stores = fixture.recorder.entries.dropFirst().map { $0.snapshots.map(\.storeIdentifier).sorted() }
+        // A store registered later joins the earlier entries too (with its state when it joined).
+        #expect(stores == [["counter", "late", "text"], ["counter", "late", "text"], ["counter", "late"]])
+        let lastCounts = fixture.recorder.entries.last?.snapshots.compactMap { ($0.state as? Counter)?.count }
+        #expect(lastCounts?.sorted() == [2, 3])
+    }
+
     @Test("previous() restores every store at once, not only one (the original restored one)")
     func restoresAllStores() throws {
         let fixture = try Fixture()

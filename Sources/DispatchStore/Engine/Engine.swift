@@ -78,7 +78,12 @@ final class Engine: Sendable {
 
     /// The registered stores, in registration order.
     var stores: [any StoreEntry] {
-        state.withLockedValue { $0.registry.stores }
+        state.withLockedValue { $0.registry.stores() }
+    }
+
+    /// The registered stores, in the order in which several are locked at once.
+    var storesInLockOrder: [any StoreEntry] {
+        state.withLockedValue { $0.registry.storesInLockOrder() }
     }
 
     /// Appends a middleware.

@@ -36,6 +36,10 @@ struct Registry {
     /// The routes found most recently, by a few bits of their action type: hashing the type for
     /// `routesByType` on every dispatch would cost more than the rest of an inline one (S1).
     private var recentRoutes = RecentRoutes()
+    /// The registered stores in registration order, and in lock order; built on first use after a
+    /// change, since a recorder takes every store's state after every transaction (S8).
+    private var storeList: [any StoreEntry]?
+    private var lockOrderList: [any StoreEntry]?
 
     // MARK: Stores
 
@@ -45,8 +49,21 @@ struct Registry {
     }
 
     /// The registered stores, in registration order.
-    var stores: [any StoreEntry] {
-        slots.compactMap { $0?.store }
+    ///
+    /// Mutating because the list is kept until a registration changes it.
+    mutating func stores() -> [any StoreEntry] {
+        if let storeList { return storeList }
+        let stores = slots.compactMap { $0?.store }
+        storeList = stores
+        return stores
+    }
+
+    /// The registered stores, in the order in which several are locked at once (``StoreEntry/lockRank``).
+    mutating func storesInLockOrder() -> [any StoreEntry] {
+        if let lockOrderList { return lockOrderList }
+        let stores = stores().sorted { $0.lockRank < $1.lockRank }
+        lockOrderList = stores
+        return stores
     }
 
     /// The store registered under `identifier`, if any.
@@ -104,6 +121,8 @@ struct Registry {
             if waitedFor[identifier] == 0 { waitedFor[identifier] = nil }
         }
         recentRoutes = RecentRoutes()
+        storeList = nil
+        lockOrderList = nil
         if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
             // Another type's route may go through this store's dependencies.
             for type in Array(routesByType.keys) {
