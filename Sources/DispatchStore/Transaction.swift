@@ -25,7 +25,8 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
 
     // The initializer is the memberwise one: `init(id:action:mode:targetIdentifier:route:run:)`.
 
-    /// What a reused run holds between two transactions: refers to nothing.
+    /// What a reused run holds between two transactions: refers to nothing, so that the next
+    /// transaction is written over it without destroying it first.
     ///
     /// Built where it is assigned, which moves it; a stored constant would cost a lazy-global check
     /// and a copy of its existential on every reuse (S5).

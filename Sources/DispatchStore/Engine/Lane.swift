@@ -243,7 +243,9 @@ final class Lane: @unchecked Sendable {
                 var run = (batch + position).move()
                 driven += 1
                 if _slowPath(cancelling), run.requestCancel() { cancelled += 1 }
-                if drive(run, slot: slot, remaining: batch + position + 1, remainingCount: count - position - 1) {
+                let alone = isKnownUniquelyReferenced(&run)
+                let rest = (start: batch + position + 1, count: count - position - 1)
+                if drive(run, alone: alone, slot: slot, remaining: rest.start, remainingCount: rest.count) {
                     completed += 1
                     if isKnownUniquelyReferenced(&run) && run.clearForReuse() {
                         reusable.append(run)
@@ -260,7 +262,8 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Drives `run` until it completes or suspends.
+    /// Drives `run` until it completes or suspends; `alone` when the drainer holds the only
+    /// reference to it.
     ///
     /// On the serial lane a suspended run blocks the lane, and this drainer stops, unless the run
     /// was resumed before the drainer let go of it; the rest of the drainer's batch goes back to the
@@ -269,13 +272,17 @@ final class Lane: @unchecked Sendable {
     /// - Returns: Whether the run completed.
     private func drive(
         _ run: TransactionRun,
+        alone: Bool,
         slot: Int,
         remaining: UnsafeMutablePointer<TransactionRun>,
         remainingCount: Int
     ) -> Bool {
         let context = ThreadContext.current(key: contextKey)
+        // Only the first drive may start alone: a resumed run was reachable from a finish hook.
+        var alone = alone
         while true {
-            if run.drive(suspendedRuns: suspendedRuns, context: context) == .completed { return true }
+            if run.drive(suspendedRuns: suspendedRuns, context: context, alone: alone) == .completed { return true }
+            alone = false
             guard kind == .serial else { return false }
             let resumed = state.withLockedValue { state in
                 if state.resumedWhileDriving {

@@ -31,9 +31,22 @@ struct RunConfiguration {
     /// the stores read it from there instead of opening the record's existential (S1).
     var actionPointer: UnsafeRawPointer?
 
-    /// What a reused run holds between two transactions: refers to nothing.
+    /// What a reused run holds between two transactions: refers to nothing, so that the next
+    /// configuration is written over it without destroying it first.
     static var idle: RunConfiguration {
         RunConfiguration(middleware: [], owner: nil, completion: nil, details: nil, startsCancelled: false)
+    }
+
+    /// Makes the configuration ``idle``, releasing only what it holds: most hold no middleware,
+    /// owner, completion or details, and their release calls would cost more than the checks (S4).
+    mutating func clear() {
+        if !middleware.isEmpty { middleware = [] }
+        if owner != nil { owner = nil }
+        if completion != nil { completion = nil }
+        if details != nil { details = nil }
+        startsCancelled = false
+        blocksCaller = true
+        actionPointer = nil
     }
 
     /// Whether other threads may reach the run as soon as it starts: middleware receive its

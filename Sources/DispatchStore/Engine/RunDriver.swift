@@ -16,16 +16,19 @@ enum RunDriver {
     ///     transaction, which holds it for as long as it is driven.
     ///   - suspendedRuns: Where a run registers if it waits for the first time.
     ///   - context: The calling thread's context.
+    ///   - alone: Whether the driver holds the only reference to the host (see
+    ///     ``RunHost/lockMachine(startingAlone:)``).
     /// - Returns: Whether the transaction completed or waits for an operation.
     @inline(__always)
     static func drive<Host: RunHost>(
         _ host: inout Host,
         route: Route?,
         suspendedRuns: SuspendedRuns?,
-        context: ThreadContext
+        context: ThreadContext,
+        alone: Bool = false
     ) -> DriveResult {
         let waitsFor = route?.hasDependencies == true ? route?.dependencies : nil
-        var locked = host.lockMachine()
+        var locked = host.lockMachine(startingAlone: alone)
         var cancelNow: Operation?
         while true {
             // One call site of `next`, so that it is inlined (S1).

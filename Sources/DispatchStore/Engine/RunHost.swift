@@ -35,6 +35,11 @@ protocol RunHost {
     /// Releases what `lockMachine()` took.
     func unlockMachine(_ locked: Bool)
 
+    /// Takes the lock as `lockMachine()` does, before the drive's first step; with `alone`, the
+    /// driver holds the only reference to the host and may skip the lock from then on, until it
+    /// hands the host out again.
+    func lockMachine(startingAlone alone: Bool) -> Bool
+
     /// The operations of the steps `index` waits for; call with the machine locked.
     func dependencies(of index: Int, in route: Route) -> [Operation]
 
@@ -70,6 +75,12 @@ protocol RunHost {
 }
 
 extension RunHost {
+    /// A host that no other thread can reach while it is driven has nothing to give up.
+    @inline(__always)
+    func lockMachine(startingAlone alone: Bool) -> Bool {
+        lockMachine()
+    }
+
     /// Keeps what the result needs of how step `index` started: its error, and the sequence
     /// number its store gave the action (`beginStep` left it in `context`); call with the machine
     /// locked.

@@ -32,10 +32,17 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         let isQueued: Bool
     }
 
-    /// Where the state, its machine and the inline steps sit in the body.
+    /// Where the transaction, the configuration, the state, its machine and the inline steps sit in
+    /// the body.
     ///
     /// Computed where used, which folds to a constant; stored constants would be lazy globals, checked
     /// on every use (S4, S5).
+    private static var transactionOffset: Int {
+        @inline(__always) get { MemoryLayout<Body>.offset(of: \.transaction).unsafelyUnwrapped }
+    }
+    private static var configurationOffset: Int {
+        @inline(__always) get { MemoryLayout<Body>.offset(of: \.configuration).unsafelyUnwrapped }
+    }
     private static var stateOffset: Int {
         @inline(__always) get { MemoryLayout<Body>.offset(of: \.state).unsafelyUnwrapped }
     }
@@ -95,12 +102,12 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     }
 
     /// What the run keeps; stable for the run's lifetime.
-    private var body: UnsafeMutablePointer<Body> {
+    var body: UnsafeMutablePointer<Body> {
         withUnsafeMutablePointerToHeader { $0 }
     }
 
     /// The run's state; touch it under the lock once the run is shared.
-    private var run: UnsafeMutablePointer<RunState> {
+    var run: UnsafeMutablePointer<RunState> {
         (UnsafeMutableRawPointer(body) + Self.stateOffset).assumingMemoryBound(to: RunState.self)
     }
 
@@ -109,13 +116,25 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         (UnsafeMutableRawPointer(body) + Self.inlineStepsOffset).assumingMemoryBound(to: TransactionMachine.Step.self)
     }
 
-    /// Sets what a reused run executes and starts it over; the caller owns the run exclusively.
+    /// Sets what a new or reused run executes and starts it over; the caller owns the run
+    /// exclusively, and the run holds ``Transaction/idle`` and ``RunConfiguration/idle``.
+    ///
+    /// Those own nothing (no reference, no boxed value), so they are overwritten in place rather
+    /// than destroyed first, which saves two outlined destroys per queued dispatch (S4, S5).
     func configure(transaction: consuming Transaction, configuration: consuming RunConfiguration) {
         let body = body
+        assert(
+            body.pointee.transaction.route == nil && body.pointee.transaction.run == nil
+                && body.pointee.configuration.completion == nil && body.pointee.configuration.details == nil
+                && body.pointee.configuration.owner == nil,
+            "DispatchStore: a run was configured while it held a transaction"
+        )
         body.pointee.isShared = body.pointee.isQueued || configuration.isSharedFromStart
         body.pointee.state.reset(route: transaction.route, configuration: configuration, inline: inlineSteps)
-        body.pointee.transaction = consume transaction
-        body.pointee.configuration = consume configuration
+        let fields = UnsafeMutableRawPointer(body)
+        (fields + Self.transactionOffset).assumingMemoryBound(to: Transaction.self).initialize(to: consume transaction)
+        (fields + Self.configurationOffset).assumingMemoryBound(to: RunConfiguration.self)
+            .initialize(to: consume configuration)
     }
 
     /// Makes a completed run ready for reuse, if it can be.
@@ -133,7 +152,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         defer { unlockMachine(locked) }
         guard !run.pointee.hasSuspended else { return false }
         body.pointee.transaction = .idle
-        body.pointee.configuration = .idle
+        body.pointee.configuration.clear()
         return true
     }
 
@@ -153,8 +172,10 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     ///   - suspendedRuns: Where to register if the run waits for the first time, so that a shutdown
     ///     finds it.
     ///   - context: The calling thread's context.
+    ///   - alone: Whether the caller (a lane's drainer) holds the only reference to the run; see
+    ///     ``lockMachine(startingAlone:)``.
     /// - Returns: Whether the run completed or waits for an operation.
-    func drive(suspendedRuns: SuspendedRuns?, context: ThreadContext = .current) -> DriveResult {
+    func drive(suspendedRuns: SuspendedRuns?, context: ThreadContext = .current, alone: Bool = false) -> DriveResult {
         if let timeout = body.pointee.configuration.details?.timeout {
             // The deadline counts from the first drive.
             let locked = lockMachine()
@@ -164,10 +185,10 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         var host = self
         // The transaction holds the route until the run is reused, which only its driver does.
         guard let route = body.pointee.transaction.route.map(Unmanaged.passUnretained) else {
-            return RunDriver.drive(&host, route: nil, suspendedRuns: suspendedRuns, context: context)
+            return RunDriver.drive(&host, route: nil, suspendedRuns: suspendedRuns, context: context, alone: alone)
         }
         return route._withUnsafeGuaranteedRef { route in
-            RunDriver.drive(&host, route: route, suspendedRuns: suspendedRuns, context: context)
+            RunDriver.drive(&host, route: route, suspendedRuns: suspendedRuns, context: context, alone: alone)
         }
     }
 
@@ -209,7 +230,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     }
 
     /// The stores the transaction reaches, or `nil` when it reaches none.
-    private var route: Route? {
+    var route: Route? {
         body.pointee.transaction.route
     }
 
@@ -252,6 +273,22 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     @inline(__always)
     func unlockMachine(_ locked: Bool) {
         if locked { unlock() }
+    }
+
+    /// Locks the run for the drive's first step; with `alone`, the run is no longer shared.
+    ///
+    /// Nobody else can then reach it: the caller dropped the transaction the dispatch returned, and
+    /// only the driver makes new references (a finish hook, the middleware's transaction, a
+    /// suspension), marking the run shared first. Taking the lock this once orders a `cancel()`
+    /// made before the last other reference went away before the drive (S4). A run that ever
+    /// waited stays shared: a timer may still hold a weak reference to it.
+    @inline(__always)
+    func lockMachine(startingAlone alone: Bool) -> Bool {
+        let locked = lockMachine()
+        if alone && locked && !run.pointee.hasSuspended && !body.pointee.configuration.isSharedFromStart {
+            body.pointee.isShared = false
+        }
+        return locked
     }
 
     var keepsSequenceNumbers: Bool {
@@ -321,82 +358,5 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         run.pointee.registeredIn = nil
         unlockMachine(locked)
         registeredIn?.remove(self)
-    }
-
-    // MARK: Events from other threads
-
-    /// Called, once per step, when an operation that was still running finishes (on any thread).
-    fileprivate func stepFinished(_ index: Int, status: StoreOutcome.Status, sequenceNumber: UInt64) {
-        lock()
-        let ending: TransactionMachine.Ending
-        var failure: (any Error)?
-        switch status {
-        case .finished: ending = .finished
-        case .cancelled: ending = .cancelled
-        case .failed(let error):
-            ending = .failed
-            failure = error
-        }
-        if machine.pointee.steps[index].phase == .running {
-            record(error: failure, sequenceNumber: sequenceNumber, of: index)
-        }
-        let resumption = machine.pointee.finished(index, ending: ending)
-        unlock()
-        switch resumption {
-        case .none: break
-        case .resume: resume()
-        case .late: route?.stores[index].deliverPendingChanges()
-        }
-    }
-
-    /// Cancels the transaction's operations that have not finished yet.
-    ///
-    /// - Returns: Whether this call cancelled the transaction: `false` when it had completed or was
-    ///   cancelled already, or reaches no store.
-    @discardableResult
-    func requestCancel() -> Bool {
-        lock()
-        let steps = machine.pointee.cancel()
-        let running = steps.map { run.pointee.operations(at: $0) } ?? []
-        unlock()
-        for operation in running {
-            operation.cancel()
-        }
-        return steps != nil && route != nil
-    }
-
-    /// Gives up on the operations still running: they are cancelled and reported as such, and the
-    /// completion runs without waiting for them.
-    ///
-    /// - Returns: Whether this call gave up on the transaction (`false` when it had completed).
-    @discardableResult
-    func giveUp(_ reason: TransactionMachine.GiveUpReason) -> Bool {
-        lock()
-        let given = machine.pointee.giveUp(reason)
-        let running = given.map { given in
-            given.steps.compactMap { index in run.pointee.operations(at: [index]).first.map { (index, $0) } }
-        }
-        unlock()
-        for (index, operation) in running ?? [] {
-            route?.stores[index].abandon(operation)
-            operation.cancel()
-        }
-        if given?.resume == true { resume() }
-        return given != nil
-    }
-
-    /// Hands the run back to whoever drives it.
-    private func resume() {
-        if body.pointee.isQueued, let lane = body.pointee.lane {
-            lane.resume(self)
-        } else if body.pointee.configuration.blocksCaller {
-            lock()
-            let signal = run.pointee.callerSignal
-            unlock()
-            signal?.signal()
-        } else {
-            // Nobody waits for the run: go on on this thread (it is registered already).
-            _ = drive(suspendedRuns: nil)
-        }
     }
 }
