@@ -36,7 +36,7 @@ public enum Executables {
         input: Data? = nil,
         environment: [String: String]? = nil,
         standardOutputPath: String? = nil,
-        timeout: TimeInterval = 60
+        timeout: TimeInterval = 600
     ) throws -> Output {
         let process = Process()
         process.executableURL = directory.appendingPathComponent(name)

@@ -95,8 +95,9 @@ public final class RunningProgram: @unchecked Sendable {
     }
 
     /// The next line the program writes to standard error, waiting for it; `nil` when the program
-    /// closed standard error or `seconds` passed.
-    public func nextErrorLine(seconds: Double = 30) -> String? {
+    /// closed standard error or `seconds` passed (a bound for failing, not a timing: under
+    /// ThreadSanitizer on two busy cores a program may take minutes).
+    public func nextErrorLine(seconds: Double = 600) -> String? {
         let deadline = DispatchTime.now() + seconds
         while true {
             let line: String?? = errorLines.withLock { state in
@@ -116,8 +117,9 @@ public final class RunningProgram: @unchecked Sendable {
         kill(process.processIdentifier, number)
     }
 
-    /// Waits for the program to exit (killing it after `seconds`) and returns all it wrote.
-    public func wait(seconds: Double = 120) -> Executables.Output {
+    /// Waits for the program to exit (killing it after `seconds`, a bound for failing, as in
+    /// ``nextErrorLine(seconds:)``) and returns all it wrote.
+    public func wait(seconds: Double = 600) -> Executables.Output {
         let timedOut = exited.wait(timeout: .now() + seconds) == .timedOut
         if timedOut {
             process.terminate()
