@@ -4,8 +4,8 @@ extension Dispatcher {
     /// - Returns: The snapshots in registration order, or `nil` when the calling thread is inside a
     ///   store's `updateState` or `reduce` (taking the cut would deadlock).
     func consistentCut() -> [StoreSnapshot]? {
-        let stores = registeredStoreEntries()
-        guard Dispatcher.lockAll(stores) else { return nil }
+        let (stores, lockOrder) = engine.storesWithLockOrder
+        guard Dispatcher.lockAll(lockOrder) else { return nil }
         let snapshots = stores.map { store in
             StoreSnapshot(
                 storeIdentifier: store.identifier,
@@ -13,7 +13,7 @@ extension Dispatcher {
                 sequenceNumber: store.sequenceNumberWhileLocked
             )
         }
-        Dispatcher.unlockAll(stores)
+        Dispatcher.unlockAll(lockOrder)
         return snapshots
     }
 
@@ -26,22 +26,17 @@ extension Dispatcher {
     /// - Returns: The stores whose state was replaced, or `nil`, changing nothing, when the calling
     ///   thread is inside a store's `updateState` or `reduce`.
     func restore(_ snapshots: [StoreSnapshot]) -> [any StoreEntry]? {
-        let stores = registeredStoreEntries()
+        let (stores, lockOrder) = engine.storesWithLockOrder
         let states = Dictionary(snapshots.map { ($0.storeIdentifier, $0.state) }) { first, _ in first }
-        guard Dispatcher.lockAll(stores) else { return nil }
+        guard Dispatcher.lockAll(lockOrder) else { return nil }
         var changed: [any StoreEntry] = []
         for store in stores {
             if let state = states[store.identifier], store.replaceStateWhileLocked(state) == true {
                 changed.append(store)
             }
         }
-        Dispatcher.unlockAll(stores)
+        Dispatcher.unlockAll(lockOrder)
         return changed
-    }
-
-    /// The registered stores, sorted in the canonical order for locking several at once.
-    private func registeredStoreEntries() -> [any StoreEntry] {
-        engine.storesInLockOrder
     }
 
     /// Locks every store without ever waiting while holding one.

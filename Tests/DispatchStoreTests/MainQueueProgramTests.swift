@@ -8,7 +8,7 @@ struct MainQueueProgramTests {
         arguments: ["runloop", "dispatchmain"]
     )
     func mainQueueDrivers(driver: String) async throws {
-        let output = try await offThePool { try Executables.run("MainQueueProbe", [driver], timeout: 60) }
+        let output = try await offThePool { try Executables.run("MainQueueProbe", [driver]) }
         #expect(!output.timedOut)
         #expect(output.status == 0, "\(output.standardOutput)\(output.standardError)")
         #expect(output.standardOutput.hasPrefix("ok: count 202"))

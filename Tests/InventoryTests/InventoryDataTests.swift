@@ -146,5 +146,5 @@ struct InventoryDataTests {
 
 /// Runs the built `inventory` without holding a thread of the cooperative pool.
 private func runInventory(_ arguments: [String], input: Data) async throws -> Executables.Output {
-    try await offThePool { try Executables.run("inventory", arguments, input: input, timeout: 300) }
+    try await offThePool { try Executables.run("inventory", arguments, input: input) }
 }

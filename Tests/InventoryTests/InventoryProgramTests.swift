@@ -31,7 +31,7 @@ struct InventoryProgramTests {
             input += event.line + "\n"
         }
 
-        let output = try await runInventory(["--log", log, "--quiet"], input: Data(input.utf8), timeout: 300)
+        let output = try await runInventory(["--log", log, "--quiet"], input: Data(input.utf8))
 
         #expect(output.status == 0, "\(output.standardError.suffix(2_000))")
         let summary = try Summary.decode(output.standardOutput)
@@ -296,10 +296,6 @@ struct InventoryProgramTests {
 }
 
 /// Runs the built `inventory` without holding a thread of the cooperative pool.
-private func runInventory(
-    _ arguments: [String],
-    input: Data? = nil,
-    timeout: TimeInterval = 300
-) async throws -> Executables.Output {
-    try await offThePool { try Executables.run("inventory", arguments, input: input, timeout: timeout) }
+private func runInventory(_ arguments: [String], input: Data? = nil) async throws -> Executables.Output {
+    try await offThePool { try Executables.run("inventory", arguments, input: input) }
 }

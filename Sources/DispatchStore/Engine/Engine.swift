@@ -81,9 +81,10 @@ final class Engine: Sendable {
         state.withLockedValue { $0.registry.stores() }
     }
 
-    /// The registered stores, in the order in which several are locked at once.
-    var storesInLockOrder: [any StoreEntry] {
-        state.withLockedValue { $0.registry.storesInLockOrder() }
+    /// The registered stores in registration order, and the same stores in the order in which
+    /// several are locked at once, read together.
+    var storesWithLockOrder: (stores: [any StoreEntry], lockOrder: [any StoreEntry]) {
+        state.withLockedValue { ($0.registry.stores(), $0.registry.storesInLockOrder()) }
     }
 
     /// Appends a middleware.

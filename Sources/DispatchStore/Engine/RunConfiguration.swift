@@ -40,7 +40,8 @@ struct RunConfiguration {
     /// Makes the configuration ``idle``, releasing only what it holds: most hold no middleware,
     /// owner, completion or details, and their release calls would cost more than the checks (S4).
     mutating func clear() {
-        if !middleware.isEmpty { middleware = [] }
+        // The shared empty storage has no capacity; an emptied array may still own a buffer.
+        if middleware.capacity != 0 { middleware = [] }
         if owner != nil { owner = nil }
         if completion != nil { completion = nil }
         if details != nil { details = nil }

@@ -35,12 +35,14 @@ extension TransactionRun {
     func requestCancel() -> Bool {
         lock()
         let steps = machine.pointee.cancel()
-        let running = steps.map { run.pointee.operations(at: $0) } ?? []
+        let running = steps.map { runState.pointee.operations(at: $0) } ?? []
+        // Read under the lock: once it is released, the run's driver may clear it for reuse.
+        let reachesStores = route != nil
         unlock()
         for operation in running {
             operation.cancel()
         }
-        return steps != nil && route != nil
+        return steps != nil && reachesStores
     }
 
     /// Gives up on the operations still running: they are cancelled and reported as such, and the
@@ -52,7 +54,7 @@ extension TransactionRun {
         lock()
         let given = machine.pointee.giveUp(reason)
         let running = given.map { given in
-            given.steps.compactMap { index in run.pointee.operations(at: [index]).first.map { (index, $0) } }
+            given.steps.compactMap { index in runState.pointee.operations(at: [index]).first.map { (index, $0) } }
         }
         unlock()
         for (index, operation) in running ?? [] {
@@ -69,7 +71,7 @@ extension TransactionRun {
             lane.resume(self)
         } else if body.pointee.configuration.blocksCaller {
             lock()
-            let signal = run.pointee.callerSignal
+            let signal = runState.pointee.callerSignal
             unlock()
             signal?.signal()
         } else {

@@ -92,13 +92,13 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
                 isQueued: false
             )
         }
-        run.run.pointee.adopt(machine, records: records, inline: run.inlineSteps)
-        run.run.pointee.deadline = deadline
+        run.runState.pointee.adopt(machine, records: records, inline: run.inlineSteps)
+        run.runState.pointee.deadline = deadline
         return run
     }
 
     deinit {
-        run.pointee.release()
+        runState.pointee.release()
     }
 
     /// What the run keeps; stable for the run's lifetime.
@@ -106,8 +106,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         withUnsafeMutablePointerToHeader { $0 }
     }
 
-    /// The run's state; touch it under the lock once the run is shared.
-    var run: UnsafeMutablePointer<RunState> {
+    /// The run's state; touch it from the driver, or under the lock once the run is shared.
+    var runState: UnsafeMutablePointer<RunState> {
         (UnsafeMutableRawPointer(body) + Self.stateOffset).assumingMemoryBound(to: RunState.self)
     }
 
@@ -124,7 +124,9 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     func configure(transaction: consuming Transaction, configuration: consuming RunConfiguration) {
         let body = body
         assert(
-            body.pointee.transaction.route == nil && body.pointee.transaction.run == nil
+            body.pointee.transaction.id == 0 && body.pointee.transaction.route == nil
+                && body.pointee.transaction.run == nil && body.pointee.transaction.targetIdentifier == nil
+                && body.pointee.configuration.middleware.capacity == 0
                 && body.pointee.configuration.completion == nil && body.pointee.configuration.details == nil
                 && body.pointee.configuration.owner == nil,
             "DispatchStore: a run was configured while it held a transaction"
@@ -150,7 +152,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     func clearForReuse() -> Bool {
         let locked = lockMachine()
         defer { unlockMachine(locked) }
-        guard !run.pointee.hasSuspended else { return false }
+        guard !runState.pointee.hasSuspended else { return false }
         body.pointee.transaction = .idle
         body.pointee.configuration.clear()
         return true
@@ -179,7 +181,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         if let timeout = body.pointee.configuration.details?.timeout {
             // The deadline counts from the first drive.
             let locked = lockMachine()
-            if run.pointee.deadline == nil { run.pointee.deadline = .now() + timeout.dispatchInterval }
+            if runState.pointee.deadline == nil { runState.pointee.deadline = .now() + timeout.dispatchInterval }
             unlockMachine(locked)
         }
         var host = self
@@ -197,7 +199,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         while drive(suspendedRuns: suspendedRuns, context: context) == .suspended {
             // Created, under the lock, when the run suspended, so that a resumption signals it.
             lock()
-            let signal = run.pointee.callerSignal
+            let signal = runState.pointee.callerSignal
             unlock()
             signal?.wait()
         }
@@ -277,15 +279,18 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
 
     /// Locks the run for the drive's first step; with `alone`, the run is no longer shared.
     ///
-    /// Nobody else can then reach it: the caller dropped the transaction the dispatch returned, and
-    /// only the driver makes new references (a finish hook, the middleware's transaction, a
-    /// suspension), marking the run shared first. Taking the lock this once orders a `cancel()`
-    /// made before the last other reference went away before the drive (S4). A run that ever
-    /// waited stays shared: a timer may still hold a weak reference to it.
+    /// Nobody else can then reach it: the caller dropped the transaction the dispatch returned.
+    /// While it is driven, new references come only from the driver: a finish hook
+    /// (``finishHook(for:)`` marks the run shared before making it) and a suspension (which only a
+    /// step with a finish hook leads to). The middleware's transactions are the other kind, and a
+    /// run with middleware is shared from the start, so it is never driven alone. Taking the lock
+    /// this once orders a `cancel()` made before the last other reference went away before the
+    /// drive (S4). A run that ever waited stays shared: a timer may still hold a weak reference to
+    /// it.
     @inline(__always)
     func lockMachine(startingAlone alone: Bool) -> Bool {
         let locked = lockMachine()
-        if alone && locked && !run.pointee.hasSuspended && !body.pointee.configuration.isSharedFromStart {
+        if alone && locked && !runState.pointee.hasSuspended && !body.pointee.configuration.isSharedFromStart {
             body.pointee.isShared = false
         }
         return locked
@@ -296,11 +301,11 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     }
 
     func withRecords<Result>(_ body: (inout StepRecords) -> Result) -> Result {
-        body(&run.pointee.records)
+        body(&runState.pointee.records)
     }
 
     func dependencies(of index: Int, in route: Route) -> [Operation] {
-        run.pointee.operations(at: route.dependencies[index])
+        runState.pointee.operations(at: route.dependencies[index])
     }
 
     func finishHook(for index: Int) -> StepFinishHook {
@@ -315,7 +320,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     func didStart(_ index: Int, _ begun: StepStart, context: ThreadContext) -> DriveResult? {
         guard let operation = begun.operation else { return nil }
         let locked = lockMachine()
-        run.pointee.record(operation, at: index, of: machine.pointee.count)
+        runState.pointee.record(operation, at: index, of: machine.pointee.count)
         unlockMachine(locked)
         return nil
     }
@@ -323,7 +328,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     func prepareToWait(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
         precondition(body.pointee.isShared, "DispatchStore: a run waits for an operation nobody can finish")
         var policy = SuspendedRuns.Policy.none
-        let state = run
+        let state = runState
         if !state.pointee.hasSuspended {
             state.pointee.hasSuspended = true
             if body.pointee.configuration.blocksCaller && !body.pointee.isQueued {
@@ -354,8 +359,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
 
     func didComplete() {
         let locked = lockMachine()
-        let registeredIn = run.pointee.registeredIn
-        run.pointee.registeredIn = nil
+        let registeredIn = runState.pointee.registeredIn
+        runState.pointee.registeredIn = nil
         unlockMachine(locked)
         registeredIn?.remove(self)
     }

@@ -21,7 +21,7 @@ func runTodo(
     _ arguments: [String],
     input: String = "",
     environment: [String: String] = [:],
-    timeout: TimeInterval = 60
+    timeout: TimeInterval = 600
 ) async throws -> ProgramOutput {
     let output = try await offThePool { () throws -> ProgramOutput in
         let directory = try TemporaryDirectory()

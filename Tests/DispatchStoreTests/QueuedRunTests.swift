@@ -1,0 +1,124 @@
+import DispatchStore
+import Foundation
+import TestSupport
+import Testing
+
+/// A dispatcher whose serial lane a gated store can hold up, and a text store reduced inline.
+private struct GatedLane {
+    let dispatcher = Dispatcher()
+    let gate = Gate()
+    let started = Gate()
+    let gated: Store<Counter, CounterAction>
+    let text = Store<Text, TextAction>(identifier: "text", reducer: TextReducer())
+
+    init() throws {
+        gated = makeCounterStore("gated", reducer: GatedCounterReducer(gate: gate, started: started))
+        try dispatcher.register(store: gated)
+        try dispatcher.register(store: text)
+    }
+}
+
+/// Queued transactions run on recycled runs, and a drainer holding the only reference to a run
+/// drives it without the run's lock: these tests hold the engine to its promises on that path.
+@Suite("Queued runs: reuse and runs nobody else holds")
+struct QueuedRunTests {
+    @Test(
+        "reused runs give each transaction its own action, completion and result, exactly once",
+        arguments: [DispatchMode.serial, .async]
+    )
+    func reusedRunsKeepTransactionsApart(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        let store = makeCounterStore()
+        try dispatcher.register(store: store)
+        let count = 3_000
+        let results = Shared<[Int: DispatchResult]>([:])
+        let done = Countdown(count / 2)
+        for index in 0..<count {
+            if index % 2 == 0 {
+                // Every other run has a completion: a reused run must not keep the previous one.
+                dispatcher.dispatch(CounterAction.add(index), mode: mode) { result in
+                    results.withLock { $0[index] = result }
+                    done.tick()
+                }
+            } else {
+                dispatcher.dispatch(CounterAction.add(index), mode: mode)
+            }
+        }
+        #expect(done.wait())
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
+        #expect(store.state.count == (0..<count).reduce(0, +))
+        let collected = results.current
+        #expect(collected.count == count / 2)
+        for (index, result) in collected {
+            #expect(result.transaction.action as? CounterAction == .add(index))
+            #expect(result.handledStores == ["counter"])
+            #expect(result.outcomes.first?.sequenceNumber ?? 0 > 0)
+        }
+        #expect(Set(collected.values.map(\.transaction.id)).count == count / 2)
+    }
+
+    @Test("a queued transaction cancelled, then released before its drainer reaches it, is skipped")
+    func cancelledThenReleased() throws {
+        let fixture = try GatedLane()
+        let (dispatcher, gated, text) = (fixture.dispatcher, fixture.gated, fixture.text)
+        // Completed runs go back to the lane, so the next dispatches run on reused runs.
+        for _ in 0..<300 {
+            dispatcher.dispatch(TextAction.append(""), mode: .serial)
+        }
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
+
+        let results = Shared<[String: DispatchResult]>([:])
+        let done = Countdown(3)
+        func record(_ name: String) -> @Sendable (DispatchResult) -> Void {
+            { result in
+                results.withLock { $0[name] = result }
+                done.tick()
+            }
+        }
+        // The serial lane waits for this operation, so nothing after it is driven yet.
+        dispatcher.dispatch(CounterAction.add(1), mode: .serial, then: record("gated"))
+        #expect(fixture.started.wait())
+        // Cancelled, and its transaction released when this call returns: the drainer will then
+        // hold the only reference to the run.
+        func dispatchCancelled() {
+            dispatcher.dispatch(TextAction.append("x"), mode: .serial, then: record("cancelled")).cancel()
+        }
+        dispatchCancelled()
+        dispatcher.dispatch(TextAction.append("y"), mode: .serial, then: record("after"))
+        fixture.gate.open()
+
+        #expect(done.wait())
+        #expect(text.state.value == "y")
+        #expect(gated.state.count == 1)
+        #expect(results.current["gated"]?.wasCancelled == false)
+        #expect(results.current["cancelled"]?.cancelledStores == ["text"])
+        #expect(results.current["after"]?.handledStores == ["text"])
+        #expect(results.current["after"]?.wasCancelled == false)
+    }
+
+    @Test("a run nobody else holds, whose operation finishes on another thread, completes once; the lane goes on")
+    func runDrivenAloneResumes() throws {
+        let fixture = try GatedLane()
+        let (dispatcher, gated, text) = (fixture.dispatcher, fixture.gated, fixture.text)
+        let completions = Shared<[String]>([])
+        let done = Countdown(201)
+        dispatcher.dispatch(CounterAction.add(5), mode: .serial) { result in
+            completions.append(result.wasCancelled ? "gated cancelled" : "gated")
+            done.tick()
+        }
+        for index in 0..<200 {
+            dispatcher.dispatch(TextAction.append("."), mode: .serial) { _ in
+                completions.append("text \(index)")
+                done.tick()
+            }
+        }
+        #expect(fixture.started.wait())
+        fixture.gate.open()
+
+        #expect(done.wait())
+        #expect(gated.state.count == 5)
+        #expect(text.state.value == String(repeating: ".", count: 200))
+        // Strict FIFO: the gated transaction first, then the others in order, each once.
+        #expect(completions.current == ["gated"] + (0..<200).map { "text \($0)" })
+    }
+}
