@@ -54,6 +54,21 @@ struct RecorderTests {
         #expect(lastCounts?.sorted() == [2, 3])
     }
 
+    @Test("an entry's snapshots are in registration order, whatever order the stores were created in")
+    func snapshotsInRegistrationOrder() throws {
+        let dispatcher = Dispatcher()
+        // Created first, so it is locked first when every store is locked; registered last.
+        let createdFirst = makeCounterStore("created first")
+        let createdLater = Store<Text, TextAction>(identifier: "created later", reducer: TextReducer())
+        let recorder = RecorderMiddleware(limit: 10)
+        try dispatcher.register(store: createdLater)
+        try dispatcher.register(store: createdFirst)
+        dispatcher.register(middleware: recorder)
+        dispatcher.dispatch(CounterAction.add(1), mode: .sync)
+        let order = recorder.entries.map { $0.snapshots.map(\.storeIdentifier) }
+        #expect(order == [["created later", "created first"], ["created later", "created first"]])
+    }
+
     @Test("previous() restores every store at once, not only one (the original restored one)")
     func restoresAllStores() throws {
         let fixture = try Fixture()
