@@ -8,7 +8,8 @@ extension Engine {
     ///   - pointer: The action, valid during the call.
     ///   - action: The same action, boxed.
     ///   - type: The action's type.
-    ///   - identifier: The one store to reach, if any.
+    ///   - identifier: The one store to reach, if any; consumed, so that the caller, which knows
+    ///     whether it is `nil`, makes the copy the transaction keeps (S1).
     ///   - mode: Where and when the operations run.
     ///   - timeout: How long the operations may run once started.
     ///   - startCancelled: Whether the transaction starts cancelled.
@@ -23,7 +24,7 @@ extension Engine {
         pointer: UnsafeRawPointer,
         action: consuming any ActionType,
         type: ObjectIdentifier,
-        to identifier: String?,
+        to identifier: consuming String?,
         mode: DispatchMode,
         timeout: Duration?,
         startCancelled: Bool,
@@ -46,8 +47,9 @@ extension Engine {
         }
         let id = engine.pointee.nextTransactionID
         engine.pointee.nextTransactionID += 1
-        // An empty array literal shares the immortal empty storage: no reference counting.
-        let middleware = engine.pointee.registry.middleware.isEmpty ? [] : engine.pointee.registry.middleware
+        // `nil` rather than an empty array, so that the inline path below knows there is no array
+        // to release (S1).
+        let middleware = engine.pointee.registry.middleware.isEmpty ? nil : engine.pointee.registry.middleware
         var route: Route?
         if let identifier {
             route = engine.pointee.registry.route(to: identifier)
@@ -61,7 +63,7 @@ extension Engine {
         if _slowPath(route?.actionType != type || timeout != nil) {
             details = Self.details(of: action, type: type, to: identifier, timeout: timeout, route: &route)
         }
-        if mode == .sync && middleware.isEmpty && !startCancelled && !awaited {
+        if mode == .sync && middleware == nil && !startCancelled && !awaited {
             // Nothing else can reach the transaction: run it on this stack. The route joins the
             // transaction once it is done, so that the run borrows it meanwhile (S1).
             var transaction = Self.transaction(id, action, mode: mode, to: identifier, route: nil)
@@ -80,8 +82,8 @@ extension Engine {
         // A `let`, unlike the inline path's `var`, so that the lanes can consume it without a copy.
         let transaction = Self.transaction(id, action, mode: mode, to: identifier, route: consume route)
         var configuration = RunConfiguration(
-            middleware: middleware,
-            owner: middleware.isEmpty ? nil : owner,
+            middleware: middleware ?? [],
+            owner: middleware == nil ? nil : owner,
             completion: completion,
             details: details,
             startsCancelled: startCancelled
@@ -119,7 +121,7 @@ extension Engine {
         _ id: UInt64,
         _ action: consuming any ActionType,
         mode: DispatchMode,
-        to identifier: String?,
+        to identifier: consuming String?,
         route: consuming Route?
     ) -> Transaction {
         Transaction(id: id, action: action, mode: mode, targetIdentifier: identifier, route: route, run: nil)

@@ -13,39 +13,31 @@ import Foundation
 struct InlineRun: RunHost {
     /// What the inline host keeps in its caller's frame.
     ///
-    /// Plain data only: the completion and the details are borrowed from the caller, and what the
-    /// run may come to own (its records, the run it hands over to) is reached through pointers that
-    /// ``InlineRun/run(_:route:completion:details:action:suspendedRuns:context:)`` frees. The frame
-    /// then needs no initialising or destroying beyond its bytes (S1).
+    /// Plain data only: the transaction, the route, the completion and the details are borrowed from
+    /// the caller, and what the run may come to own (its records, the run it hands over to) is
+    /// reached through pointers that ``InlineRun/run(_:route:completion:details:action:suspendedRuns:context:)``
+    /// frees. The frame then needs no initialising or destroying beyond its bytes (S1).
     struct Frame {
         var machine: TransactionMachine
-        /// Room for the steps of a route of up to ``stepCapacity`` stores, one byte each.
-        var steps: UInt64 = 0
+        /// The transaction in the caller's frame, without its route until it is done.
+        let transaction: UnsafePointer<Transaction>
+        /// The route, which the caller holds for as long as the transaction is driven here.
+        let route: Unmanaged<Route>?
+        /// The action in the caller's frame, valid while the transaction is driven here.
+        let action: UnsafeRawPointer
         /// The completion, in the caller's frame.
-        let completion: UnsafePointer<(@Sendable (DispatchResult) -> Void)?>
+        let completion: UnsafePointer<Completion>
         /// The timeout and the routing error, held by the caller.
         let details: Unmanaged<RunConfiguration.Details>?
+        /// Where a run taking over registers if it waits; the engine outlives the dispatch.
+        let suspendedRuns: Unmanaged<SuspendedRuns>
         /// When the transaction started (`DispatchTime.uptimeNanoseconds`), if it has a timeout.
         let startTime: UInt64?
         /// The errors of the failed steps, and the sequence numbers; allocated when the first is
         /// recorded.
-        var records: UnsafeMutablePointer<StepRecords>?
+        var records: UnsafeMutablePointer<StepRecords>? = nil
         /// The run the transaction was handed over to, once it was (retained).
-        var successor: Unmanaged<TransactionRun>?
-
-        /// How many steps fit in the frame itself; longer routes keep them in a temporary allocation.
-        static let stepCapacity = MemoryLayout<UInt64>.size / MemoryLayout<TransactionMachine.Step>.stride
-
-        @inline(__always)
-        init(
-            completion: UnsafePointer<(@Sendable (DispatchResult) -> Void)?>,
-            details: RunConfiguration.Details?
-        ) {
-            self.machine = TransactionMachine(count: 0)
-            self.completion = completion
-            self.details = details.map(Unmanaged.passUnretained)
-            self.startTime = details?.timeout == nil ? nil : DispatchTime.now().uptimeNanoseconds
-        }
+        var successor: Unmanaged<TransactionRun>? = nil
 
         /// Frees what the run came to own.
         func release() {
@@ -57,15 +49,14 @@ struct InlineRun: RunHost {
         }
     }
 
+    /// The completion, wrapped: a bare optional closure handed to `withUnsafePointer(to:)` is
+    /// re-abstracted, which allocates a context for every dispatch that has one.
+    struct Completion {
+        let body: (@Sendable (DispatchResult) -> Void)?
+    }
+
+    /// The frame; the host is this one pointer, so that it is passed in a register (S1).
     private let frame: UnsafeMutablePointer<Frame>
-    /// The transaction in the caller's frame, without its route until it is done.
-    private let transaction: UnsafePointer<Transaction>
-    /// The route, which the caller holds for as long as the transaction is driven here.
-    private let route: Unmanaged<Route>?
-    /// The action in the caller's frame, valid while the transaction is driven here.
-    let actionPointer: UnsafeRawPointer
-    /// Where a run taking over registers if it waits; the engine outlives the dispatch.
-    private let suspendedRuns: Unmanaged<SuspendedRuns>
 
     /// Runs `transaction` on the calling thread to the end: on the stack while every step finishes
     /// at once, handed over to a run on the heap when one does not.
@@ -89,63 +80,53 @@ struct InlineRun: RunHost {
         context: ThreadContext
     ) {
         let count = route?.count ?? 0
-        withUnsafePointer(to: completion) { completion in
-            var frame = Frame(completion: completion, details: details)
-            withUnsafeMutablePointer(to: &transaction) { transaction in
-                withUnsafeMutablePointer(to: &frame) { frame in
-                    let host = InlineRun(
-                        frame: frame,
-                        transaction: UnsafePointer(transaction),
+        // Room for the steps of a short route, one byte each; longer routes keep them in a
+        // temporary allocation.
+        var shortSteps: UInt64 = 0
+        withUnsafePointer(to: Completion(body: completion)) { completion in
+            withUnsafePointer(to: &transaction) { transaction in
+                // Builds the frame, with the machine over `steps`, and drives the transaction.
+                func drive(steps: UnsafeMutablePointer<TransactionMachine.Step>) {
+                    var frame = Frame(
+                        machine: TransactionMachine(
+                            steps: steps,
+                            count: count,
+                            reportsNeedWork: false,
+                            cancelled: false
+                        ),
+                        transaction: transaction,
                         route: route.map(Unmanaged.passUnretained),
-                        actionPointer: action,
-                        suspendedRuns: suspendedRuns
+                        action: action,
+                        completion: completion,
+                        details: details.map(Unmanaged.passUnretained),
+                        suspendedRuns: suspendedRuns,
+                        startTime: details?.timeout == nil ? nil : DispatchTime.now().uptimeNanoseconds
                     )
-                    if count <= Frame.stepCapacity {
-                        let offset = MemoryLayout<Frame>.offset(of: \.steps).unsafelyUnwrapped
-                        let steps = (UnsafeMutableRawPointer(frame) + offset)
-                            .assumingMemoryBound(to: TransactionMachine.Step.self)
-                        host.drive(steps: steps, count: count, route, context)
-                    } else {
-                        withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
-                            host.drive(steps: steps.baseAddress.unsafelyUnwrapped, count: count, route, context)
-                        }
+                    withUnsafeMutablePointer(to: &frame) { frame in
+                        var host = InlineRun(frame: frame)
+                        _ = RunDriver.drive(&host, route: route, suspendedRuns: nil, context: context)
+                    }
+                    frame.release()
+                }
+                if count <= MemoryLayout.size(ofValue: shortSteps) / MemoryLayout<TransactionMachine.Step>.stride {
+                    withUnsafeMutableBytes(of: &shortSteps) { bytes in
+                        drive(
+                            steps: bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(
+                                to: TransactionMachine.Step.self
+                            )
+                        )
+                    }
+                } else {
+                    withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
+                        drive(steps: steps.baseAddress.unsafelyUnwrapped)
                     }
                 }
             }
-            frame.release()
         }
     }
 
-    /// Sets up the machine over `steps` and drives it.
-    @inline(__always)
-    private func drive(
-        steps: UnsafeMutablePointer<TransactionMachine.Step>,
-        count: Int,
-        _ route: Route?,
-        _ context: ThreadContext
-    ) {
-        frame.pointee.machine = TransactionMachine(
-            steps: steps,
-            count: count,
-            reportsNeedWork: false,
-            cancelled: false
-        )
-        var host = self
-        _ = RunDriver.drive(&host, route: route, suspendedRuns: nil, context: context)
-    }
-
-    private init(
-        frame: UnsafeMutablePointer<Frame>,
-        transaction: UnsafePointer<Transaction>,
-        route: Unmanaged<Route>?,
-        actionPointer: UnsafeRawPointer,
-        suspendedRuns: Unmanaged<SuspendedRuns>
-    ) {
+    private init(frame: UnsafeMutablePointer<Frame>) {
         self.frame = frame
-        self.transaction = transaction
-        self.route = route
-        self.actionPointer = actionPointer
-        self.suspendedRuns = suspendedRuns
     }
 
     var machine: UnsafeMutablePointer<TransactionMachine> {
@@ -154,7 +135,7 @@ struct InlineRun: RunHost {
     }
 
     var completion: (@Sendable (DispatchResult) -> Void)? {
-        frame.pointee.completion.pointee
+        frame.pointee.completion.pointee.body
     }
 
     var details: RunConfiguration.Details? {
@@ -162,13 +143,13 @@ struct InlineRun: RunHost {
     }
 
     var resultTransaction: Transaction {
-        var result = transaction.pointee
-        result.route = route?.takeUnretainedValue()
+        var result = frame.pointee.transaction.pointee
+        result.route = frame.pointee.route?.takeUnretainedValue()
         return result
     }
 
     func withAction<Result>(_ body: (UnsafeRawPointer) -> Result) -> Result {
-        body(actionPointer)
+        body(frame.pointee.action)
     }
 
     var hasMiddleware: Bool {
@@ -196,7 +177,7 @@ struct InlineRun: RunHost {
     }
 
     var keepsSequenceNumbers: Bool {
-        frame.pointee.completion.pointee != nil
+        frame.pointee.completion.pointee.body != nil
     }
 
     func withRecords<Result>(_ body: (inout StepRecords) -> Result) -> Result {
@@ -217,7 +198,7 @@ struct InlineRun: RunHost {
             details: details,
             startsCancelled: false,
             blocksCaller: true,
-            actionPointer: actionPointer
+            actionPointer: frame.pointee.action
         )
         let timeout = details?.timeout
         let run = TransactionRun.takingOver(
@@ -238,7 +219,7 @@ struct InlineRun: RunHost {
         return successor.finishOnCaller(
             afterStarting: index,
             begun,
-            suspendedRuns: suspendedRuns.takeUnretainedValue(),
+            suspendedRuns: frame.pointee.suspendedRuns.takeUnretainedValue(),
             context: context
         )
     }

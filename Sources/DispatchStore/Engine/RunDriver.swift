@@ -80,22 +80,27 @@ enum RunDriver {
         host: inout Host,
         context: ThreadContext
     ) -> StepStart? {
-        guard let route else { preconditionFailure("DispatchStore: a transaction without a route started a step") }
+        if route == nil { preconditionFailure("DispatchStore: a transaction without a route started a step") }
+        // Not `guard let`: binding the route copied it, a retain and a release around every step (S1).
+        let route = route.unsafelyUnwrapped
         var dependencies: [Operation] = []
         if route.hasDependencies {
             let locked = host.lockMachine()
             dependencies = host.dependencies(of: index, in: route)
             host.unlockMachine(locked)
         }
-        return route.withStore(at: index) { store in
-            if host.hasMiddleware {
+        if host.hasMiddleware {
+            let stopped = route.withStore(at: index) { store in
                 announce(store, host: &host)
                 let locked = host.lockMachine()
                 let stopped = host.machine.pointee.isStopped
                 host.unlockMachine(locked)
-                if stopped { return nil }
+                return stopped
             }
-            return host.withAction { action in
+            if stopped { return nil }
+        }
+        return host.withAction { action in
+            route.withStore(at: index) { store in
                 store.beginStep(action, dependencies: dependencies, context: context) { host.finishHook(for: index) }
             }
         }

@@ -100,17 +100,6 @@ struct TransactionMachine {
         self.isCancelled = cancelled
     }
 
-    /// A machine with no steps, to be replaced before it is driven.
-    ///
-    /// - Parameter count: 0.
-    init(count: Int) {
-        precondition(count == 0, "DispatchStore: a machine without storage has no steps")
-        self.steps = UnsafeMutablePointer(bitPattern: MemoryLayout<Step>.alignment).unsafelyUnwrapped
-        self.count = 0
-        self.reportsNeedWork = false
-        self.isCancelled = false
-    }
-
     /// The same machine, over a copy of its steps in `storage` (room for `count` steps).
     func moved(to storage: UnsafeMutablePointer<Step>) -> TransactionMachine {
         storage.update(from: steps, count: count)
