@@ -336,4 +336,35 @@ struct TransactionTests {
         #expect(returned.current == true)
         #expect(store.state.count == 1)
     }
+
+    @Test(
+        "a .sync dispatch reaching more stores than fit on the stack applies the action once in each, in order",
+        arguments: [false, true]
+    )
+    func longSyncRoute(oneOperationMidway: Bool) throws {
+        let dispatcher = Dispatcher()
+        // Twelve stores: more than the eight whose steps an inline run keeps in a fixed stack slot.
+        // With `oneOperationMidway`, the tenth returns an operation of its own, so the run is handed
+        // over to the heap after nine inline steps.
+        let stores = (0..<12).map { index in
+            makeCounterStore(
+                "store\(index)",
+                reducer: oneOperationMidway && index == 9 ? CounterReducer() : InlineCounterReducer()
+            )
+        }
+        for store in stores {
+            try dispatcher.register(store: store)
+        }
+        let results = Shared<[DispatchResult]>([])
+        dispatcher.dispatch(CounterAction.add(3), mode: .sync) { result in
+            results.append(result)
+        }
+
+        #expect(stores.map(\.state.count) == Array(repeating: 3, count: 12))
+        let result = try #require(results.current.first)
+        #expect(results.current.count == 1)
+        #expect(result.handledStores == stores.map(\.identifier))
+        #expect(result.outcomes.map(\.sequenceNumber) == Array(repeating: 1, count: 12))
+        #expect(result.succeeded)
+    }
 }

@@ -55,6 +55,9 @@ struct InlineRun: RunHost {
         let body: (@Sendable (DispatchResult) -> Void)?
     }
 
+    /// How many stores a short route reaches at most: its steps have a fixed place on the stack.
+    private static let shortRoute = 8
+
     /// The frame; the host is this one pointer, so that it is passed in a register (S1).
     private let frame: UnsafeMutablePointer<Frame>
 
@@ -80,9 +83,6 @@ struct InlineRun: RunHost {
         context: ThreadContext
     ) {
         let count = route?.count ?? 0
-        // Room for the steps of a short route, one byte each; longer routes keep them in a
-        // temporary allocation.
-        var shortSteps: UInt64 = 0
         withUnsafePointer(to: Completion(body: completion)) { completion in
             withUnsafePointer(to: &transaction) { transaction in
                 // Builds the frame, with the machine over `steps`, and drives the transaction.
@@ -108,13 +108,11 @@ struct InlineRun: RunHost {
                     }
                     frame.release()
                 }
-                if count <= MemoryLayout.size(ofValue: shortSteps) / MemoryLayout<TransactionMachine.Step>.stride {
-                    withUnsafeMutableBytes(of: &shortSteps) { bytes in
-                        drive(
-                            steps: bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(
-                                to: TransactionMachine.Step.self
-                            )
-                        )
+                // A constant capacity for short routes: a fixed slot in the stack frame, with no
+                // size computed at run time.
+                if count <= Self.shortRoute {
+                    withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: Self.shortRoute) {
+                        drive(steps: $0.baseAddress.unsafelyUnwrapped)
                     }
                 } else {
                     withUnsafeTemporaryAllocation(of: TransactionMachine.Step.self, capacity: count) { steps in
