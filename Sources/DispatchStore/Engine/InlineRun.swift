@@ -103,8 +103,7 @@ struct InlineRun: RunHost {
                         startTime: details?.timeout == nil ? nil : DispatchTime.now().uptimeNanoseconds
                     )
                     withUnsafeMutablePointer(to: &frame) { frame in
-                        var host = InlineRun(frame: frame)
-                        _ = RunDriver.drive(&host, route: route, suspendedRuns: nil, context: context)
+                        _ = RunDriver.drive(InlineRun(frame: frame), route: route, suspendedRuns: nil, context: context)
                     }
                     frame.release()
                 }

@@ -248,7 +248,7 @@ final class Lane: @unchecked Sendable {
                 if drive(run, alone: alone, slot: slot, remaining: rest.start, remainingCount: rest.count) {
                     completed += 1
                     if isKnownUniquelyReferenced(&run) && run.clearForReuse() {
-                        reusable.append(run)
+                        reusable.append(consume run)  // Moved: no retain and release (S4).
                     }
                 } else if kind == .serial {
                     let released = state.withLockedValue { state in

@@ -11,7 +11,9 @@ enum RunDriver {
     /// Drives the transaction until it completes, waits for an operation, or its host hands it over.
     ///
     /// - Parameters:
-    ///   - host: Where the transaction's machine lives.
+    ///   - host: Where the transaction's machine lives; borrowed (every host method is
+    ///     non-mutating), so that a run on the heap is not retained and released around its drive and
+    ///     its every read of the action (S4).
     ///   - route: The stores the transaction reaches (`nil`: none), borrowed from the host's
     ///     transaction, which holds it for as long as it is driven.
     ///   - suspendedRuns: Where a run registers if it waits for the first time.
@@ -21,7 +23,7 @@ enum RunDriver {
     /// - Returns: Whether the transaction completed or waits for an operation.
     @inline(__always)
     static func drive<Host: RunHost>(
-        _ host: inout Host,
+        _ host: Host,
         route: Route?,
         suspendedRuns: SuspendedRuns?,
         context: ThreadContext,
@@ -42,7 +44,7 @@ enum RunDriver {
             if policy != .none { host.apply(policy) }
             switch next {
             case .start(let index):
-                if let begun = start(index, of: route, host: &host, context: context) {
+                if let begun = start(index, of: route, host: host, context: context) {
                     if let ended = host.didStart(index, begun, context: context) {
                         return ended
                     }
@@ -56,12 +58,12 @@ enum RunDriver {
                     host.machine.pointee.skipStarting(index)
                 }
             case .report(let index, let announce, let deliver):
-                report(index, of: route, announce: announce, deliver: deliver, host: &host)
+                report(index, of: route, announce: announce, deliver: deliver, host: host)
                 locked = host.lockMachine()
             case .complete:
                 host.didComplete()
                 // Checked here so that a transaction nobody reads the result of makes no call (S1).
-                if host.completion != nil || host.hasMiddleware { complete(route, host: &host) }
+                if host.completion != nil || host.hasMiddleware { complete(route, host: host) }
                 return .completed
             case .suspend:
                 return .suspended
@@ -77,12 +79,10 @@ enum RunDriver {
     private static func start<Host: RunHost>(
         _ index: Int,
         of route: Route?,
-        host: inout Host,
+        host: Host,
         context: ThreadContext
     ) -> StepStart? {
-        if route == nil { preconditionFailure("DispatchStore: a transaction without a route started a step") }
-        // Not `guard let`: binding the route copied it, a retain and a release around every step (S1).
-        let route = route.unsafelyUnwrapped
+        let route = borrowedRoute(route)
         var dependencies: [Operation] = []
         if route.hasDependencies {
             let locked = host.lockMachine()
@@ -91,7 +91,7 @@ enum RunDriver {
         }
         if host.hasMiddleware {
             let stopped = route.withStore(at: index) { store in
-                announce(store, host: &host)
+                announce(store, host: host)
                 let locked = host.lockMachine()
                 let stopped = host.machine.pointee.isStopped
                 host.unlockMachine(locked)
@@ -106,6 +106,15 @@ enum RunDriver {
         }
     }
 
+    /// The route of a transaction that has a step to start or report (one without a route has none).
+    ///
+    /// Not `guard let`: binding the route copied it, a retain and a release around every step (S1).
+    @inline(__always)
+    private static func borrowedRoute(_ route: Route?) -> Route {
+        if route == nil { preconditionFailure("DispatchStore: a transaction without a route has a step") }
+        return route.unsafelyUnwrapped
+    }
+
     /// Reports step `index`: announces it if it was skipped, delivers the store's changes, tells the
     /// middleware.
     private static func report<Host: RunHost>(
@@ -113,12 +122,12 @@ enum RunDriver {
         of route: Route?,
         announce shouldAnnounce: Bool,
         deliver: Bool,
-        host: inout Host
+        host: Host
     ) {
-        guard let route else { return }
+        let route = borrowedRoute(route)
         route.withStore(at: index) { store in
             let hasMiddleware = host.hasMiddleware
-            if shouldAnnounce && hasMiddleware { announce(store, host: &host) }
+            if shouldAnnounce && hasMiddleware { announce(store, host: host) }
             if deliver { store.deliverPendingChanges() }
             guard hasMiddleware else { return }
             let transaction = host.cancellableTransaction()
@@ -129,7 +138,7 @@ enum RunDriver {
     }
 
     /// Calls every middleware's `willDispatch` for `store`.
-    private static func announce<Host: RunHost>(_ store: any StoreEntry, host: inout Host) {
+    private static func announce<Host: RunHost>(_ store: any StoreEntry, host: Host) {
         let transaction = host.cancellableTransaction()
         for middleware in host.middleware {
             middleware.willDispatch(transaction: transaction, action: transaction.action, in: store)
@@ -137,7 +146,7 @@ enum RunDriver {
     }
 
     /// Reports the end of the transaction: the middleware's `didFinish`, then the completion.
-    private static func complete<Host: RunHost>(_ route: Route?, host: inout Host) {
+    private static func complete<Host: RunHost>(_ route: Route?, host: Host) {
         let identifiers = route?.storeIdentifiers ?? []
         let locked = host.lockMachine()
         let machine = host.machine.pointee

@@ -184,13 +184,12 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
             if runState.pointee.deadline == nil { runState.pointee.deadline = .now() + timeout.dispatchInterval }
             unlockMachine(locked)
         }
-        var host = self
         // The transaction holds the route until the run is reused, which only its driver does.
         guard let route = body.pointee.transaction.route.map(Unmanaged.passUnretained) else {
-            return RunDriver.drive(&host, route: nil, suspendedRuns: suspendedRuns, context: context, alone: alone)
+            return RunDriver.drive(self, route: nil, suspendedRuns: suspendedRuns, context: context, alone: alone)
         }
         return route._withUnsafeGuaranteedRef { route in
-            RunDriver.drive(&host, route: route, suspendedRuns: suspendedRuns, context: context, alone: alone)
+            RunDriver.drive(self, route: route, suspendedRuns: suspendedRuns, context: context, alone: alone)
         }
     }
 
