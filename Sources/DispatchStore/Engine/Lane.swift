@@ -106,12 +106,13 @@ final class Lane: @unchecked Sendable {
     /// - Returns: The queued run's transaction.
     func enqueue(_ transaction: consuming Transaction, _ configuration: consuming RunConfiguration) -> Transaction {
         state.lock()
-        if let spare = state.withValueWhileLocked({ $0.spareRuns.popLast() }) {
+        if let spare = state.valuePointer.pointee.spareRuns.popLast() {
             // Configured in the same critical section: a spare run holds no references that
             // configuring could release, so nothing is called out under the lock.
             spare.configure(transaction: consume transaction, configuration: consume configuration)
             let transaction = spare.cancellableTransaction()
-            let slot = state.withValueWhileLocked { appendLocked(spare, to: &$0) }
+            // Moved into the queue: no retain and release (S4).
+            let slot = appendLocked(consume spare, to: &state.valuePointer.pointee)
             state.unlock()
             if let slot { scheduleDrainer(slot) }
             return transaction
@@ -123,7 +124,9 @@ final class Lane: @unchecked Sendable {
             configuration: consume configuration
         )
         let transaction = run.cancellableTransaction()
-        let slot = state.withLockedValue { appendLocked(run, to: &$0) }
+        state.lock()
+        let slot = appendLocked(consume run, to: &state.valuePointer.pointee)
+        state.unlock()
         if let slot { scheduleDrainer(slot) }
         return transaction
     }
@@ -131,8 +134,8 @@ final class Lane: @unchecked Sendable {
     /// Appends `run` to the queue and counts it.
     ///
     /// - Returns: A free drainer slot to schedule, if the lane may start one.
-    private func appendLocked(_ run: TransactionRun, to state: inout State) -> Int? {
-        state.queue.append(run)
+    private func appendLocked(_ run: consuming TransactionRun, to state: inout State) -> Int? {
+        state.queue.append(consume run)
         countStartedLocked(&state)
         return state.blocked ? nil : state.freeSlots.popLast()
     }

@@ -83,7 +83,7 @@ struct RunState {
         configuration: borrowing RunConfiguration,
         inline: UnsafeMutablePointer<TransactionMachine.Step>
     ) {
-        let count = route?.stores.count ?? 0
+        let count = route?.count ?? 0
         machine = TransactionMachine(
             steps: storage(for: count, inline: inline),
             count: count,
@@ -94,9 +94,12 @@ struct RunState {
         if !operations.isEmpty { operations.removeAll(keepingCapacity: true) }
         deadline = nil
         timerArmed = false
-        callerSignal = nil
-        registeredIn = nil
-        hasSuspended = false
+        // Only what a suspended run set: assigning `nil` over `nil` would still call a release (S4).
+        if hasSuspended {
+            if callerSignal != nil { callerSignal = nil }
+            if registeredIn != nil { registeredIn = nil }
+            hasSuspended = false
+        }
     }
 
     /// Records the operation of step `index` out of `count`.

@@ -36,7 +36,7 @@ struct StepRecords {
 
     /// Starts over for another transaction, keeping the storage.
     mutating func removeAll() {
-        failures = nil
+        if failures != nil { failures = nil }
         if !sequenceNumbers.isEmpty { sequenceNumbers.removeAll(keepingCapacity: true) }
     }
 }

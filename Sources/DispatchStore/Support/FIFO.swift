@@ -26,7 +26,7 @@ final class FIFO<Element> {
         count == 0
     }
 
-    func append(_ element: Element) {
+    func append(_ element: consuming Element) {
         if count == capacity { grow() }
         (storage + ((head + count) & (capacity - 1))).initialize(to: element)
         count += 1
