@@ -12,15 +12,16 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let mode: DispatchMode
     /// The identifier passed as `to:`, when the dispatch named one store.
     public let targetIdentifier: String?
-    /// The stores the action reaches, `nil` when no store handles it.
+    /// The stores the action reaches, `nil` when no store handles it or when ``run`` holds them.
     ///
     /// Set after the fact only by a `.sync` dispatch driven on its caller's stack, which holds the
     /// route itself meanwhile (see `InlineRun`).
     var route: Route?
-    /// The run that executes the transaction, for `cancel()`, while it can be cancelled; `nil` in
-    /// results and in the transaction a `.sync` dispatch returns.
+    /// The run that executes the transaction, for `cancel()` and for its route, while it can be
+    /// cancelled; `nil` in results and in the transaction a `.sync` dispatch returns.
     ///
-    /// Strong: the run does not keep transactions that refer to it, so there is no cycle.
+    /// Strong: the run does not keep transactions that refer to it, so there is no cycle; and a lane
+    /// reuses a run only once nothing else refers to it, so the run's route stays this transaction's.
     var run: TransactionRun.Reference?
 
     // The initializer is the memberwise one: `init(id:action:mode:targetIdentifier:route:run:)`.
@@ -40,7 +41,7 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// The identifiers of the stores the action reaches, in the order their operations start;
     /// empty when no store handles it.
     public var storeIdentifiers: [String] {
-        route?.storeIdentifiers ?? []
+        (route ?? run?.run.route)?.storeIdentifiers ?? []
     }
 
     /// Cancels the transaction's operations that have not finished yet.

@@ -57,6 +57,40 @@ struct QueuedRunTests {
         #expect(Set(collected.values.map(\.transaction.id)).count == count / 2)
     }
 
+    @Test(
+        "a queued transaction the caller keeps names its stores after it finished, while the lane reuses runs",
+        arguments: [DispatchMode.serial, .async]
+    )
+    func keptTransactionsKeepTheirStores(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        try dispatcher.register(store: makeCounterStore("counter"))
+        try dispatcher.register(store: makeCounterStore("totals", waitsFor: ["counter"]))
+        try dispatcher.register(store: Store<Text, TextAction>(identifier: "text", reducer: TextReducer()))
+        // Every tenth transaction is kept; the others are released at once, so their runs are reused.
+        var kept: [(index: Int, transaction: Transaction)] = []
+        for index in 0..<2_000 {
+            let transaction =
+                index.isMultiple(of: 3)
+                ? dispatcher.dispatch(TextAction.append("x"), mode: mode)
+                : dispatcher.dispatch(CounterAction.add(1), mode: mode)
+            if index.isMultiple(of: 10) { kept.append((index, transaction)) }
+        }
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
+        // Runs freed by the released transactions were reused meanwhile; more dispatches reuse them again.
+        for _ in 0..<500 {
+            dispatcher.dispatch(TextAction.append("y"), mode: mode)
+        }
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
+        for (index, transaction) in kept {
+            let expected = index.isMultiple(of: 3) ? ["text"] : ["counter", "totals"]
+            #expect(transaction.storeIdentifiers == expected, "transaction \(index)")
+            #expect(transaction.description.contains(expected.joined(separator: ", ")))
+            // Cancelling a finished transaction does nothing, even once its run could have been reused.
+            transaction.cancel()
+        }
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
+    }
+
     @Test("a queued transaction cancelled, then released before its drainer reaches it, is skipped")
     func cancelledThenReleased() throws {
         let fixture = try GatedLane()

@@ -160,10 +160,19 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
 
     /// The transaction, as handed out to the caller of a queued dispatch and to the middleware: able
     /// to cancel the run.
+    ///
+    /// It reads its route from the run, which is not reused while a transaction refers to it: the
+    /// route is shared by every dispatch of its action type, and a reference of its own would be a
+    /// retain and a release on that shared count for every queued dispatch (S5).
     func cancellableTransaction() -> Transaction {
-        var handed = resultTransaction
-        handed.run = Reference(run: self)
-        return handed
+        Transaction(
+            id: body.pointee.transaction.id,
+            action: body.pointee.transaction.action,
+            mode: body.pointee.transaction.mode,
+            targetIdentifier: body.pointee.transaction.targetIdentifier,
+            route: nil,
+            run: Reference(run: self)
+        )
     }
 
     // MARK: Driving
