@@ -13,7 +13,9 @@
 ///
 /// The description is the message alone, a sentence for a person; code that reacts to the error
 /// reads ``code``, and `String(reflecting: error)` shows both.
-public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CodedError
+{
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
         let name: String
@@ -51,6 +53,10 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
     /// The kind of problem.
     public let code: Code
     /// A sentence that names the store, action or cycle involved and says what to do.
+    ///
+    /// For example `A store with the identifier 'counter' is already registered; unregister it first
+    /// or pick another identifier.` It is also the description; `String(reflecting:)` shows the code
+    /// too: `DispatchError(duplicateIdentifier): A store ...`.
     public let message: String
     /// The identifier of the store involved, if one is.
     public let storeIdentifier: String?
@@ -69,19 +75,6 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
         self.message = message
         self.storeIdentifier = storeIdentifier
         self.cycle = cycle
-    }
-
-    /// The message: a sentence naming the store, action, position or cycle involved.
-    ///
-    /// For example `A store with the identifier 'counter' is already registered; unregister it first
-    /// or pick another identifier.` It does not start with the code: match on ``code`` in code.
-    public var description: String {
-        message
-    }
-
-    /// The code and the message, for logs read by developers: `DispatchError(duplicateIdentifier): A store ...`.
-    public var debugDescription: String {
-        "DispatchError(\(code)): \(message)"
     }
 }
 

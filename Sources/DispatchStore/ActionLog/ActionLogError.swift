@@ -3,7 +3,9 @@
 /// The description is the message alone, a sentence for a person; code that reacts to the error
 /// reads ``code`` (and ``path``, ``line`` and ``storeIdentifier``), and `String(reflecting: error)`
 /// shows the code too.
-public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CodedError
+{
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
         let name: String
@@ -43,16 +45,23 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// The kind of problem.
     public let code: Code
+    /// The file, the line, the store and the message.
+    let problem: FileProblem
+
     /// The log file.
-    public let path: String
+    public var path: String { problem.path }
     /// The line involved, counting from 1, for problems with one line.
-    public let line: Int?
+    public var line: Int? { problem.line }
     /// The offset in the file of the first byte involved, when one is.
-    public let byteOffset: Int?
+    public var byteOffset: Int? { problem.byteOffset }
     /// The store involved, for replay problems.
-    public let storeIdentifier: String?
+    public var storeIdentifier: String? { problem.storeIdentifier }
     /// A sentence naming the file, the line and what is wrong.
-    public let message: String
+    ///
+    /// For example `Line 7 of actions.jsonl is not a valid log entry: the key "type" is missing.`
+    /// It is also the description; `String(reflecting:)` shows the code too:
+    /// `ActionLogError(malformedLine): Line 7 ...`.
+    public var message: String { problem.message }
 
     /// Creates an error; the library creates these, tests may too.
     ///
@@ -73,24 +82,13 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         message: String
     ) {
         self.code = code
-        self.path = path
-        self.line = line
-        self.byteOffset = byteOffset
-        self.storeIdentifier = storeIdentifier
-        self.message = sentence(message)
-    }
-
-    /// The message: a sentence naming the file and, for a line, its number.
-    ///
-    /// For example `Line 7 of actions.jsonl is not a valid log entry: the key "type" is missing.` It
-    /// does not start with the code: match on ``code`` in code.
-    public var description: String {
-        message
-    }
-
-    /// The code and the message, for logs read by developers: `ActionLogError(malformedLine): Line 7 ...`.
-    public var debugDescription: String {
-        "ActionLogError(\(code)): \(message)"
+        problem = FileProblem(
+            path: path,
+            line: line,
+            byteOffset: byteOffset,
+            storeIdentifier: storeIdentifier,
+            message: message
+        )
     }
 
     static func unwritable(_ path: String, reason: String) -> ActionLogError {

@@ -13,13 +13,6 @@ import Foundation
 /// `[store, sequence number, 16 hex digits]`). A line holding `checkpoint` instead of an action
 /// carries only `checks`: what every store's state was when the log was closed.
 struct ActionRecord {
-    /// A digest of one store's state right after it applied the action with `sequenceNumber`.
-    struct Check: Sendable, Hashable {
-        let storeIdentifier: String
-        let sequenceNumber: UInt64
-        let digest: UInt64
-    }
-
     var id: UInt64
     var time: Date
     var mode: DispatchMode
@@ -33,6 +26,13 @@ struct ActionRecord {
     var checks: [Check]
     /// The action type's name (``ActionLog/typeName(of:)``).
     var type: String
+
+    /// A digest of one store's state right after it applied the action with `sequenceNumber`.
+    struct Check: Sendable, Hashable {
+        let storeIdentifier: String
+        let sequenceNumber: UInt64
+        let digest: UInt64
+    }
 
     /// The record's line, with its newline, given the payload's JSON.
     func encodedLine(payload: Data) -> Data {

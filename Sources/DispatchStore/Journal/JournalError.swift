@@ -5,7 +5,8 @@
 /// and by ``Journal/close()``; listed in ``Journal/Recovery/problems`` for what recovery worked
 /// around (a torn tail, a corrupt snapshot, an unreadable record); passed to `onError` for failures
 /// while running.
-public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CodedError
+{
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
         let name: String
@@ -50,18 +51,24 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
 
     /// The kind of problem.
     public let code: Code
-    /// The file or directory involved.
-    public let path: String
-    /// The line involved, counting from 1, for problems with one line.
-    public let line: Int?
-    /// The offset of the first byte involved, when one is.
-    public let byteOffset: Int?
-    /// The store involved, if one is.
-    public let storeIdentifier: String?
     /// For problems found in a record file, the action log error describing it.
     public let recordError: ActionLogError?
+    /// The file, the line, the store and the message.
+    let problem: FileProblem
+
+    /// The file or directory involved.
+    public var path: String { problem.path }
+    /// The line involved, counting from 1, for problems with one line.
+    public var line: Int? { problem.line }
+    /// The offset of the first byte involved, when one is.
+    public var byteOffset: Int? { problem.byteOffset }
+    /// The store involved, if one is.
+    public var storeIdentifier: String? { problem.storeIdentifier }
     /// A sentence naming the file, the line or store, and what is wrong.
-    public let message: String
+    ///
+    /// It is also the description; `String(reflecting:)` shows the code too:
+    /// `JournalError(corruptSnapshot): ...`.
+    public var message: String { problem.message }
 
     /// Creates an error; the journal creates these, tests may too.
     ///
@@ -84,36 +91,20 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
         message: String
     ) {
         self.code = code
-        self.path = path
-        self.line = line
-        self.byteOffset = byteOffset
-        self.storeIdentifier = storeIdentifier
         self.recordError = recordError
-        self.message = sentence(message)
-    }
-
-    /// The message: a sentence naming the file and, where one is involved, the line or store.
-    ///
-    /// It does not start with the code: match on ``code`` in code.
-    public var description: String {
-        message
-    }
-
-    /// The code and the message, for logs read by developers: `JournalError(corruptSnapshot): ...`.
-    public var debugDescription: String {
-        "JournalError(\(code)): \(message)"
-    }
-
-    /// The journal error for a problem found in a record file.
-    init(record error: ActionLogError, code: Code) {
-        self.init(
-            code,
-            path: error.path,
-            line: error.line,
-            byteOffset: error.byteOffset,
-            storeIdentifier: error.storeIdentifier,
-            recordError: error,
-            message: error.message
+        problem = FileProblem(
+            path: path,
+            line: line,
+            byteOffset: byteOffset,
+            storeIdentifier: storeIdentifier,
+            message: message
         )
+    }
+
+    /// The journal error for a problem found in a record file: the same file, line, store and message.
+    init(record error: ActionLogError, code: Code) {
+        self.code = code
+        recordError = error
+        problem = error.problem
     }
 }
