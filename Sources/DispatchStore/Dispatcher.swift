@@ -181,11 +181,10 @@ public final class Dispatcher: Sendable {
         awaited: Bool,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
-        withUnsafePointer(to: action) { pointer in
+        let dispatched = withUnsafePointer(to: action) { pointer in
             engine.dispatch(
                 pointer: UnsafeRawPointer(pointer),
-                action: action,
-                type: ObjectIdentifier(Action.self),
+                type: Action.self,
                 to: identifier,
                 mode: mode,
                 timeout: timeout,
@@ -195,6 +194,15 @@ public final class Dispatcher: Sendable {
                 then: completion
             )
         }
+        // Built here, where `Action` is known: the action is boxed where the transaction keeps it,
+        // not boxed before the call and moved while its bytes are still being stored (S1).
+        return Transaction(
+            id: dispatched.id,
+            action: action,
+            mode: mode,
+            targetIdentifier: identifier,
+            links: dispatched.links
+        )
     }
 
     // MARK: Waiting

@@ -12,19 +12,50 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let mode: DispatchMode
     /// The identifier passed as `to:`, when the dispatch named one store.
     public let targetIdentifier: String?
+    /// The route and the run.
+    @usableFromInline
+    var links: Links
+
     /// The stores the action reaches, `nil` when no store handles it or when ``run`` holds them.
-    ///
-    /// Set after the fact only by a `.sync` dispatch driven on its caller's stack, which holds the
-    /// route itself meanwhile (see `InlineRun`).
-    var route: Route?
+    var route: Route? {
+        get { links.route }
+        set { links.route = newValue }
+    }
+
     /// The run that executes the transaction, for `cancel()` and for its route, while it can be
     /// cancelled; `nil` in results and in the transaction a `.sync` dispatch returns.
-    ///
-    /// Strong: the run does not keep transactions that refer to it, so there is no cycle; and a lane
-    /// reuses a run only once nothing else refers to it, so the run's route stays this transaction's.
-    var run: TransactionRun.Reference?
+    var run: TransactionRun.Reference? {
+        links.run
+    }
 
-    // The initializer is the memberwise one: `init(id:action:mode:targetIdentifier:route:run:)`.
+    /// A transaction with `route` and `run`.
+    init(
+        id: UInt64,
+        action: any ActionType,
+        mode: DispatchMode,
+        targetIdentifier: String?,
+        route: Route?,
+        run: TransactionRun.Reference?
+    ) {
+        self.init(
+            id: id,
+            action: action,
+            mode: mode,
+            targetIdentifier: targetIdentifier,
+            links: Links(route: route, run: run)
+        )
+    }
+
+    /// A transaction with the links the engine handed back; inlined into the dispatching module, so
+    /// that the action is boxed where the transaction keeps it (S1).
+    @inlinable
+    init(id: UInt64, action: any ActionType, mode: DispatchMode, targetIdentifier: String?, links: Links) {
+        self.id = id
+        self.action = action
+        self.mode = mode
+        self.targetIdentifier = targetIdentifier
+        self.links = links
+    }
 
     /// What a reused run holds between two transactions: refers to nothing, so that the next
     /// transaction is written over it without destroying it first.
@@ -69,5 +100,26 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Hashes the transaction's id.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
+    }
+}
+
+extension Transaction {
+    /// What a transaction refers to inside the engine: the route, or the run that holds it.
+    ///
+    /// Opaque to the dispatching module, which only passes it from the engine to the transaction.
+    @usableFromInline
+    struct Links: Sendable {
+        /// The stores the action reaches, `nil` when no store handles it or when `run` holds them.
+        ///
+        /// A `.sync` dispatch driven on its caller's stack holds the route itself meanwhile (see
+        /// `InlineRun`).
+        var route: Route?
+        /// The run that executes the transaction, while it can be cancelled; `nil` in results and in
+        /// the transaction a `.sync` dispatch returns.
+        ///
+        /// Strong: the run does not keep transactions that refer to it, so there is no cycle; and a
+        /// lane reuses a run only once nothing else refers to it, so the run's route stays this
+        /// transaction's.
+        var run: TransactionRun.Reference?
     }
 }

@@ -1,15 +1,15 @@
 import Foundation
 
 extension Engine {
-    /// Dispatches the action at `pointer`, whose type is `type` (`action` is the same value, boxed);
-    /// see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
+    /// Dispatches the action at `pointer`; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
     ///
     /// - Parameters:
     ///   - pointer: The action, valid during the call.
-    ///   - action: The same action, boxed.
-    ///   - type: The action's type.
-    ///   - identifier: The one store to reach, if any; consumed, so that the caller, which knows
-    ///     whether it is `nil`, makes the copy the transaction keeps (S1).
+    ///   - actionType: The action's type. The engine boxes the action from `pointer` only for the
+    ///     transactions it keeps (queued, or read by middleware or a completion): a box made by the
+    ///     caller would be moved here as soon as it was written, and the move stalls on the bytes
+    ///     still being stored (S1).
+    ///   - identifier: The one store to reach, if any.
     ///   - mode: Where and when the operations run.
     ///   - timeout: How long the operations may run once started.
     ///   - startCancelled: Whether the transaction starts cancelled.
@@ -18,20 +18,20 @@ extension Engine {
     ///     finishes the transaction on its own thread, and the transaction can be cancelled meanwhile.
     ///   - owner: The dispatcher, handed to the middleware's `didFinish`.
     ///   - completion: Called once when the transaction ends.
-    /// - Returns: The transaction.
+    /// - Returns: The transaction's id and links, from which the caller builds the transaction.
     @usableFromInline
     func dispatch(
         pointer: UnsafeRawPointer,
-        action: consuming any ActionType,
-        type: ObjectIdentifier,
-        to identifier: consuming String?,
+        type actionType: any ActionType.Type,
+        to identifier: String?,
         mode: DispatchMode,
         timeout: Duration?,
         startCancelled: Bool,
         awaited: Bool,
         owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?
-    ) -> Transaction {
+    ) -> Dispatched {
+        let type = ObjectIdentifier(actionType)
         // The registry is read in place, under the lock: a tuple returned from a closure would copy
         // the middleware array (S1).
         state.lock()
@@ -40,7 +40,14 @@ extension Engine {
             engine.pointee.rejectedCount += 1
             let middleware = engine.pointee.registry.middleware
             state.unlock()
-            return reject(action, to: identifier, mode: mode, middleware: middleware, owner: owner, then: completion)
+            return reject(
+                Self.action(at: pointer, of: actionType),
+                to: identifier,
+                mode: mode,
+                middleware: middleware,
+                owner: owner,
+                then: completion
+            )
         }
         if engine.pointee.nextTransactionID == engine.pointee.transactionIDLimit {
             (engine.pointee.nextTransactionID, engine.pointee.transactionIDLimit) = reserveTransactionIDBlock()
@@ -61,26 +68,33 @@ extension Engine {
         // A route found by type always handles `type`; one found by `to:` may not. Checked here, so
         // that a targeted dispatch makes no call (S5).
         if _slowPath(route?.actionType != type || timeout != nil) {
-            details = Self.details(of: action, type: type, to: identifier, timeout: timeout, route: &route)
+            details = Self.details(of: pointer, actionType, to: identifier, timeout: timeout, route: &route)
         }
         if mode == .sync && middleware == nil && !startCancelled && !awaited {
-            // Nothing else can reach the transaction: run it on this stack. The route joins the
-            // transaction once it is done, so that the run borrows it meanwhile (S1).
-            var transaction = Self.transaction(id, action, mode: mode, to: identifier, route: nil)
+            // Nothing else can reach the transaction: run it on this stack, which holds the route
+            // meanwhile, and build a transaction only if a completion or a hand-over needs one (S1).
             InlineRun.run(
-                &transaction,
+                id: id,
+                action: pointer,
+                actionType: actionType,
+                identifier: identifier,
                 route: route,
                 completion: completion,
                 details: details,
-                action: pointer,
                 suspendedRuns: .passUnretained(suspendedRuns),
                 context: ThreadContext.current(key: contextKey)
             )
-            transaction.route = consume route
-            return transaction
+            return Dispatched(id: id, links: Transaction.Links(route: consume route, run: nil))
         }
         // A `let`, unlike the inline path's `var`, so that the lanes can consume it without a copy.
-        let transaction = Self.transaction(id, action, mode: mode, to: identifier, route: consume route)
+        let transaction = Transaction(
+            id: id,
+            action: Self.action(at: pointer, of: actionType),
+            mode: mode,
+            targetIdentifier: identifier,
+            route: consume route,
+            run: nil
+        )
         var configuration = RunConfiguration(
             middleware: middleware ?? [],
             owner: middleware == nil ? nil : owner,
@@ -90,63 +104,86 @@ extension Engine {
         )
         switch mode {
         case .serial:
-            return serialLane.enqueue(consume transaction, consume configuration)
+            return Dispatched(id: id, run: serialLane.enqueue(consume transaction, consume configuration))
         case .async:
-            return concurrentLane.enqueue(consume transaction, consume configuration)
+            return Dispatched(id: id, run: concurrentLane.enqueue(consume transaction, consume configuration))
         case .mainThread where !MainQueue.isCurrent:
-            return mainLane.enqueue(consume transaction, consume configuration)
+            return Dispatched(id: id, run: mainLane.enqueue(consume transaction, consume configuration))
         case .mainThread:
             let run = TransactionRun.make(lane: mainLane, transaction: transaction, configuration: configuration)
             mainLane.adopt()
             if run.drive(suspendedRuns: suspendedRuns) == .completed { mainLane.adoptedRunCompleted() }
-            return run.cancellableTransaction()
+            return Dispatched(id: id, run: run)
         case .sync where awaited:
             // The run may outlive this frame: it reads the action from the transaction.
             configuration.blocksCaller = false
             let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
             _ = run.drive(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
-            return run.cancellableTransaction()
+            return Dispatched(id: id, run: run)
         case .sync:
             // The caller's frame holds the action until the run completes.
             configuration.actionPointer = pointer
             let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
             run.runOnCaller(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
-            return run.resultTransaction
+            return Dispatched(id: id, links: Transaction.Links(route: run.route, run: nil))
         }
     }
 
-    /// A new transaction: no run holds it yet.
+    /// The transaction's id and links, which `dispatch` hands back in registers.
+    ///
+    /// The caller builds the transaction, boxing the action itself, in place (S1).
+    @usableFromInline
+    struct Dispatched {
+        /// The transaction's id.
+        @usableFromInline
+        let id: UInt64
+        /// The route, or the run that can cancel the transaction.
+        @usableFromInline
+        let links: Transaction.Links
+
+        init(id: UInt64, links: consuming Transaction.Links) {
+            self.id = id
+            self.links = links
+        }
+
+        /// A queued or shared transaction: its run, which holds the route.
+        init(id: UInt64, run: TransactionRun) {
+            self.init(id: id, links: Transaction.Links(route: nil, run: TransactionRun.Reference(run: run)))
+        }
+    }
+
+    /// A copy of the action at `pointer`, boxed.
     @inline(__always)
-    private static func transaction(
-        _ id: UInt64,
-        _ action: consuming any ActionType,
-        mode: DispatchMode,
-        to identifier: consuming String?,
-        route: consuming Route?
-    ) -> Transaction {
-        Transaction(id: id, action: action, mode: mode, targetIdentifier: identifier, route: route, run: nil)
+    static func action(at pointer: UnsafeRawPointer, of type: any ActionType.Type) -> any ActionType {
+        func load<Action: ActionType>(_: Action.Type) -> any ActionType {
+            pointer.assumingMemoryBound(to: Action.self).pointee
+        }
+        return load(type)
     }
 
     /// What few dispatches have: a timeout, or a reason why they reach no store (a dispatch to
-    /// `identifier` that is unknown or does not handle `type`, or an action no store handles).
+    /// `identifier` that is unknown or does not handle the action's type, or an action no store handles).
     ///
     /// Out of line, so that the common dispatch never holds a ``DispatchError`` (S1).
     ///
     /// - Parameters:
-    ///   - action: The action.
-    ///   - type: The action's type.
+    ///   - pointer: The action.
+    ///   - actionType: The action's type.
     ///   - identifier: The one store to reach, if any.
     ///   - timeout: How long the operations may run once started.
-    ///   - route: The route found: set to `nil` when the store named does not handle `type`.
+    ///   - route: The route found: set to `nil` when the store named does not handle the action's
+    ///     type.
     /// - Returns: The details, or `nil` when there is nothing to say.
     @inline(never)
     private static func details(
-        of action: borrowing any ActionType,
-        type: ObjectIdentifier,
+        of pointer: UnsafeRawPointer,
+        _ actionType: any ActionType.Type,
         to identifier: String?,
         timeout: Duration?,
         route: inout Route?
     ) -> RunConfiguration.Details? {
+        let type = ObjectIdentifier(actionType)
+        let action = Self.action(at: pointer, of: actionType)
         var routingError: DispatchError?
         if let identifier {
             if let candidate = route {
@@ -159,7 +196,7 @@ extension Engine {
                 routingError = .unknownStore(identifier, action: "\(action)")
             }
         } else if route == nil {
-            routingError = .unhandled(action: "\(action)", type: "\(Swift.type(of: action))")
+            routingError = .unhandled(action: "\(action)", type: "\(actionType)")
         }
         guard timeout != nil || routingError != nil else { return nil }
         return RunConfiguration.Details(timeout: timeout, routingError: routingError)
@@ -175,11 +212,18 @@ extension Engine {
         middleware: [any Middleware],
         owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?
-    ) -> Transaction {
+    ) -> Dispatched {
         let (id, _) = reserveTransactionIDBlock(size: 1)
         let run = TransactionRun.make(
             lane: nil,
-            transaction: Self.transaction(id, action, mode: mode, to: identifier, route: nil),
+            transaction: Transaction(
+                id: id,
+                action: action,
+                mode: mode,
+                targetIdentifier: identifier,
+                route: nil,
+                run: nil
+            ),
             configuration: RunConfiguration(
                 middleware: middleware,
                 owner: middleware.isEmpty ? nil : owner,
@@ -200,6 +244,6 @@ extension Engine {
             let reference = TransactionRun.Reference(run: run)
             OperationQueues.rejections.async { _ = reference.run.drive(suspendedRuns: nil) }
         }
-        return run.cancellableTransaction()
+        return Dispatched(id: id, run: run)
     }
 }

@@ -13,14 +13,18 @@ import Foundation
 struct InlineRun: RunHost {
     /// What the inline host keeps in its caller's frame.
     ///
-    /// Plain data only: the transaction, the route, the completion and the details are borrowed from
-    /// the caller, and what the run may come to own (its records, the run it hands over to) is
+    /// Plain data only: the action, its target, the route, the completion and the details are
+    /// borrowed from the caller, and what the run may come to own (its records, the run it hands over to) is
     /// reached through pointers that ``InlineRun/run(_:route:completion:details:action:suspendedRuns:context:)``
     /// frees. The frame then needs no initialising or destroying beyond its bytes (S1).
     struct Frame {
         var machine: TransactionMachine
-        /// The transaction in the caller's frame, without its route until it is done.
-        let transaction: UnsafePointer<Transaction>
+        /// The transaction's id.
+        let id: UInt64
+        /// The action's type, to box the action when a transaction is needed.
+        let actionType: any ActionType.Type
+        /// The store named by the dispatch, if any, in the caller's frame.
+        let identifier: UnsafePointer<String?>
         /// The route, which the caller holds for as long as the transaction is driven here.
         let route: Unmanaged<Route>?
         /// The action in the caller's frame, valid while the transaction is driven here.
@@ -61,30 +65,34 @@ struct InlineRun: RunHost {
     /// The frame; the host is this one pointer, so that it is passed in a register (S1).
     private let frame: UnsafeMutablePointer<Frame>
 
-    /// Runs `transaction` on the calling thread to the end: on the stack while every step finishes
-    /// at once, handed over to a run on the heap when one does not.
+    /// Runs a `.sync` transaction that nothing else can reach (no middleware) on the calling thread to
+    /// the end: on the stack while every step finishes at once, handed over to a run on the heap when
+    /// one does not.
     ///
     /// - Parameters:
-    ///   - transaction: A `.sync` transaction that nothing else can reach (no middleware), without
-    ///     its route.
+    ///   - id: The transaction's id.
+    ///   - action: The action's value in the caller's frame.
+    ///   - actionType: The action's type.
+    ///   - identifier: The store the dispatch names, if any.
     ///   - route: The transaction's route, which the caller holds until the end.
     ///   - completion: Called once with the result, before this returns.
     ///   - details: The timeout and the routing error, if any.
-    ///   - action: The action's value in the caller's frame.
     ///   - suspendedRuns: Where a run taking over registers if it waits.
     ///   - context: The calling thread's context.
     static func run(
-        _ transaction: inout Transaction,
+        id: UInt64,
+        action: UnsafeRawPointer,
+        actionType: any ActionType.Type,
+        identifier: String?,
         route: Route?,
         completion: (@Sendable (DispatchResult) -> Void)?,
         details: RunConfiguration.Details?,
-        action: UnsafeRawPointer,
         suspendedRuns: Unmanaged<SuspendedRuns>,
         context: ThreadContext
     ) {
         let count = route?.count ?? 0
         withUnsafePointer(to: Completion(body: completion)) { completion in
-            withUnsafePointer(to: &transaction) { transaction in
+            withUnsafePointer(to: identifier) { identifier in
                 // Builds the frame, with the machine over `steps`, and drives the transaction.
                 func drive(steps: UnsafeMutablePointer<TransactionMachine.Step>) {
                     var frame = Frame(
@@ -94,7 +102,9 @@ struct InlineRun: RunHost {
                             reportsNeedWork: false,
                             cancelled: false
                         ),
-                        transaction: transaction,
+                        id: id,
+                        actionType: actionType,
+                        identifier: identifier,
                         route: route.map(Unmanaged.passUnretained),
                         action: action,
                         completion: completion,
@@ -139,10 +149,16 @@ struct InlineRun: RunHost {
         frame.pointee.details?.takeUnretainedValue()
     }
 
+    /// The transaction, built when it is needed: for the completion's result, or for a run taking over.
     var resultTransaction: Transaction {
-        var result = frame.pointee.transaction.pointee
-        result.route = frame.pointee.route?.takeUnretainedValue()
-        return result
+        Transaction(
+            id: frame.pointee.id,
+            action: Engine.action(at: frame.pointee.action, of: frame.pointee.actionType),
+            mode: .sync,
+            targetIdentifier: frame.pointee.identifier.pointee,
+            route: frame.pointee.route?.takeUnretainedValue(),
+            run: nil
+        )
     }
 
     func withAction<Result>(_ body: (UnsafeRawPointer) -> Result) -> Result {

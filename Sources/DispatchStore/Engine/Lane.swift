@@ -99,23 +99,24 @@ final class Lane: @unchecked Sendable {
 
     /// Queues a run of `transaction`, run as `configuration` says, reusing a completed run when possible.
     ///
-    /// The transaction handed back is built before the run is queued: afterwards the caller touches
-    /// the run only through reference counts, so a drainer that finds it uniquely referenced may
-    /// reuse it without racing with the caller's reads.
+    /// The run handed back is referenced before it is queued, and the caller reads nothing from it:
+    /// a drainer that finds it uniquely referenced may reuse it without racing with the caller.
     ///
-    /// - Returns: The queued run's transaction.
-    func enqueue(_ transaction: consuming Transaction, _ configuration: consuming RunConfiguration) -> Transaction {
+    /// - Returns: The queued run, for the transaction handed back to the dispatching code.
+    func enqueue(_ transaction: consuming Transaction, _ configuration: consuming RunConfiguration) -> TransactionRun {
         state.lock()
         if let spare = state.valuePointer.pointee.spareRuns.popLast() {
             // Configured in the same critical section: a spare run holds no references that
             // configuring could release, so nothing is called out under the lock.
             spare.configure(transaction: consume transaction, configuration: consume configuration)
-            let transaction = spare.cancellableTransaction()
+            // Queued under the same lock: the drainer cannot reuse the run before the caller's
+            // transaction refers to it.
+            let run = spare
             // Moved into the queue: no retain and release (S4).
             let slot = appendLocked(consume spare, to: &state.valuePointer.pointee)
             state.unlock()
             if let slot { scheduleDrainer(slot) }
-            return transaction
+            return run
         }
         state.unlock()
         let run = TransactionRun.make(
@@ -123,12 +124,11 @@ final class Lane: @unchecked Sendable {
             transaction: consume transaction,
             configuration: consume configuration
         )
-        let transaction = run.cancellableTransaction()
         state.lock()
-        let slot = appendLocked(consume run, to: &state.valuePointer.pointee)
+        let slot = appendLocked(run, to: &state.valuePointer.pointee)
         state.unlock()
         if let slot { scheduleDrainer(slot) }
-        return transaction
+        return run
     }
 
     /// Appends `run` to the queue and counts it.
