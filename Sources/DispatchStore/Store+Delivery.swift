@@ -49,16 +49,16 @@ extension Store {
     private func deliverLocked(context: ThreadContext) {
         context.deliveryDepth += 1
         while true {
-            if cursor.change == nil {
+            if !cursor.hasChange {
                 guarded.lock()
-                let next = pendingChanges.popFirst()
+                let taken = cursor.take(from: pendingChanges)
                 let (number, waited) = withBookkeepingLocked { bookkeeping in
                     let number = bookkeeping.takenChanges
                     bookkeeping.deliveredChanges = number
-                    if next != nil { bookkeeping.takenChanges += 1 }
+                    if taken { bookkeeping.takenChanges += 1 }
                     return (number, bookkeeping.deliveryWaiters > 0)
                 }
-                guard let next else {
+                guard taken else {
                     if cursor.position.pointee.sawReleasedObserver { removeReleasedObserversLocked() }
                     context.deliveryDepth -= 1
                     deliveryLock.unlock()
@@ -69,7 +69,7 @@ extension Store {
                 let observers = withBookkeepingLocked { $0.observers.currentSet() }
                 guarded.unlock()
                 if waited { DeliveryWaits.shared.wake() }
-                cursor.start(next, number: number, observers: observers)
+                cursor.start(number: number, observers: observers)
             }
             deliverCurrentChange()
         }
@@ -88,33 +88,34 @@ extension Store {
     /// A callback may deliver re-entrantly; the cursor then shows what is left (or that a newer
     /// change started).
     private func deliverCurrentChange() {
-        guard let change = cursor.change else { return }
+        guard cursor.hasChange else { return }
         let position = cursor.position
         let generation = position.pointee.generation
         let observers = cursor.observers
         let ranges = cursor.ranges
-        withUnsafePointer(to: change.state) { state in
-            withUnsafeOptionalPointer(to: change.action) { action in
-                observers.unretainedEntries.withUnsafeBufferPointer { entries in
-                    while position.pointee.generation == generation, position.pointee.range < ranges.count {
-                        let index = position.pointee.index
-                        let range = ranges[position.pointee.range]
-                        guard index < range.upperBound else {
-                            position.pointee.range += 1
-                            if position.pointee.range < ranges.count {
-                                position.pointee.index = ranges[position.pointee.range].lowerBound
-                            }
-                            continue
-                        }
-                        position.pointee.index = index + 1
-                        entries[index]._withUnsafeGuaranteedRef { entry in
-                            guard !entry.isBoundToObject || entry.object != nil else {
-                                position.pointee.sawReleasedObserver = true
-                                return
-                            }
-                            entry.call(state, action)
-                        }
+        // The cursor's memory: a callback that delivers re-entrantly may end this change and start
+        // the next one there, but each call reads the state and the action before it runs the
+        // callback, and the loop stops once the generation moved on.
+        let state = UnsafeRawPointer(cursor.state)
+        let action = cursor.hasAction ? UnsafeRawPointer(cursor.action) : nil
+        observers.unretainedEntries.withUnsafeBufferPointer { entries in
+            while position.pointee.generation == generation, position.pointee.range < ranges.count {
+                let index = position.pointee.index
+                let range = ranges[position.pointee.range]
+                guard index < range.upperBound else {
+                    position.pointee.range += 1
+                    if position.pointee.range < ranges.count {
+                        position.pointee.index = ranges[position.pointee.range].lowerBound
                     }
+                    continue
+                }
+                position.pointee.index = index + 1
+                entries[index]._withUnsafeGuaranteedRef { entry in
+                    guard !entry.isBoundToObject || entry.object != nil else {
+                        position.pointee.sawReleasedObserver = true
+                        return
+                    }
+                    entry.call(state, action)
                 }
             }
         }

@@ -50,7 +50,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// Behind a pointer, so that the inline path reads it without an exclusivity check or a closure (S1).
     let inlineMarker: UnsafeMutablePointer<ActionOperation<State, Action>?>
     /// The committed states waiting for the observers, in commit order; guarded by `guarded`'s lock.
-    let pendingChanges = FIFO<StateChange<State, Action>>()
+    let pendingChanges = ChangeQueue<State, Action>()
     /// Where delivery stands, guarded by `deliveryLock`, which is recursive: an observer callback
     /// may deliver again, continuing from the cursor.
     let cursor = DeliveryCursor<State, Action>()
@@ -233,12 +233,10 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
     /// Appends the current state to the changes waiting for delivery; call with the store's lock held.
     ///
-    /// Out of line, with the action passed by pointer: generic types built from `State` and
-    /// `Action` (`Optional<Action>`, `StateChange`) make unspecialised code look up their metadata at
-    /// run time, and that cost should fall only on stores with observers.
+    /// Out of line, with the action passed by pointer: only stores with observers pay for it.
     @inline(never)
     func queueChangeLocked(action: UnsafePointer<Action>?) {
-        pendingChanges.append(StateChange(state: storage.pointee, action: action?.pointee))
+        pendingChanges.append(state: storage, action: action)
     }
 
     @inline(__always)

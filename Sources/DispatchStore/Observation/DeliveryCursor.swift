@@ -4,11 +4,21 @@
 ///
 /// Touched only under the store's recursive delivery lock.
 final class DeliveryCursor<State, Action> {
-    /// The change being delivered, if any.
-    var change: StateChange<State, Action>?
-    /// The subscriptions snapshot taken when `change` was dequeued.
+    /// The state of the change being delivered, while ``hasChange``.
+    ///
+    /// The change is held in memory of its own rather than as a `(State, Action?)` value: see
+    /// ``ChangeQueue``.
+    let state: UnsafeMutablePointer<State>
+    /// The action of the change being delivered, while ``hasChange`` and ``hasAction``.
+    let action: UnsafeMutablePointer<Action>
+    /// Whether a change is being delivered.
+    private(set) var hasChange = false
+    /// Whether the change being delivered has an action (it has none after a restore or an update
+    /// outside any operation).
+    private(set) var hasAction = false
+    /// The subscriptions snapshot taken when the change was dequeued.
     var observers = ObserverSet.empty
-    /// The ranges of `observers.entries` to call for `change`: the whole-state observers and the
+    /// The ranges of `observers.entries` to call for the change: the whole-state observers and the
     /// groups whose value changed.
     var ranges: [Range<Int>] = []
     /// The position, behind a pointer: read and written once per observer call, it should not pay
@@ -28,22 +38,36 @@ final class DeliveryCursor<State, Action> {
     init() {
         position = .allocate(capacity: 1)
         position.initialize(to: Position())
+        state = .allocate(capacity: 1)
+        action = .allocate(capacity: 1)
     }
 
     deinit {
+        clearChange()
         position.deinitialize(count: 1)
         position.deallocate()
+        state.deallocate()
+        action.deallocate()
     }
 
-    /// Starts delivering `change` to `observers`: evaluates each key-path group once.
+    /// Takes the oldest change from `queue`, when there is no current change; call with the store's
+    /// lock held, then ``start(number:observers:)``.
+    ///
+    /// - Returns: Whether a change was taken.
+    func take(from queue: ChangeQueue<State, Action>) -> Bool {
+        guard !hasChange, let hasAction = queue.moveFirst(state: state, action: action) else { return false }
+        hasChange = true
+        self.hasAction = hasAction
+        return true
+    }
+
+    /// Starts delivering the change just taken to `observers`: evaluates each key-path group once.
     ///
     /// - Parameters:
-    ///   - change: The change.
-    ///   - number: Its number among the store's changes (0 for the first): subscriptions made after
-    ///     it was committed do not receive it.
-    ///   - observers: The subscriptions when it was taken from the queue.
-    func start(_ change: StateChange<State, Action>, number: UInt64, observers: ObserverSet) {
-        self.change = change
+    ///   - number: The change's number among the store's changes (0 for the first): subscriptions
+    ///     made after it was committed do not receive it.
+    ///   - observers: The subscriptions when it was taken.
+    func start(number: UInt64, observers: ObserverSet) {
         self.observers = observers
         ranges = []
         if observers.stateObserverCount > 0 {
@@ -51,12 +75,10 @@ final class DeliveryCursor<State, Action> {
             if !admitted.isEmpty { ranges.append(admitted) }
         }
         if !observers.groups.isEmpty {
-            withUnsafePointer(to: change.state) { state in
-                for (group, range) in zip(observers.groups, observers.groupRanges)
-                where number >= group.since && group.update(UnsafeRawPointer(state)) {
-                    let admitted = observers.admitted(range, change: number)
-                    if !admitted.isEmpty { ranges.append(admitted) }
-                }
+            for (group, range) in zip(observers.groups, observers.groupRanges)
+            where number >= group.since && group.update(UnsafeRawPointer(state)) {
+                let admitted = observers.admitted(range, change: number)
+                if !admitted.isEmpty { ranges.append(admitted) }
             }
         }
         position.pointee.range = 0
@@ -66,8 +88,17 @@ final class DeliveryCursor<State, Action> {
 
     /// Ends the current change.
     func finish() {
-        change = nil
+        clearChange()
         observers = ObserverSet.empty
         ranges = []
+    }
+
+    /// Destroys the change being delivered, if any.
+    private func clearChange() {
+        guard hasChange else { return }
+        state.deinitialize(count: 1)
+        if hasAction { action.deinitialize(count: 1) }
+        hasChange = false
+        hasAction = false
     }
 }

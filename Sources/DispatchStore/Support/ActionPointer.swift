@@ -8,12 +8,3 @@ func withUnsafeActionPointer<Result>(
     }
     return try open(action)
 }
-
-/// Calls `body` with a pointer to the wrapped value, or `nil`.
-func withUnsafeOptionalPointer<Value, Result>(
-    to value: Value?,
-    _ body: (UnsafeRawPointer?) throws -> Result
-) rethrows -> Result {
-    guard let value else { return try body(nil) }
-    return try withUnsafePointer(to: value) { try body(UnsafeRawPointer($0)) }
-}

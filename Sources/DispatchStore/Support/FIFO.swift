@@ -47,6 +47,18 @@ final class FIFO<Element> {
         return element
     }
 
+    /// Moves the first element into `destination`, uninitialised memory; the queue must not be
+    /// empty.
+    ///
+    /// Unlike ``popFirst()``, this builds no `Optional<Element>`, whose metadata unspecialised code
+    /// looks up at run time.
+    func moveFirst(to destination: UnsafeMutablePointer<Element>) {
+        precondition(count > 0, "DispatchStore: moveFirst(to:) on an empty queue")
+        destination.moveInitialize(from: storage + head, count: 1)
+        head = (head + 1) & (capacity - 1)
+        count -= 1
+    }
+
     /// Moves up to `limit` elements from the front into `buffer`.
     ///
     /// - Returns: How many were moved; the caller owns them (and must move or deinitialize them).
