@@ -43,6 +43,40 @@ struct DispatcherTests {
         #expect(result.transaction.targetIdentifier == "second")
     }
 
+    @Test("to: keeps reaching the store registered under the name now, whatever was named before")
+    func targetsFollowRegistration() throws {
+        let dispatcher = Dispatcher()
+        // Names of one length that end alike share a slot among the recently named stores.
+        let names = ["a1", "b1", "c1", "a2", "b2", "c2", "store10", "store20"]
+        let stores = names.map { makeCounterStore($0) }
+        for store in stores {
+            try dispatcher.register(store: store)
+        }
+        for round in 1...3 {
+            for (index, name) in names.enumerated() {
+                for _ in 0...index {
+                    dispatcher.dispatch(CounterAction.increase, to: name, mode: .sync)
+                }
+            }
+            for (index, store) in stores.enumerated() {
+                #expect(store.state.count == (index + 1) * round, "\(store.identifier)")
+            }
+        }
+
+        // A name taken over by another store reaches the new one; a name given up reaches none.
+        dispatcher.dispatch(CounterAction.increase, to: "b1", mode: .sync)
+        let old = try #require(dispatcher.unregister(identifier: "b1") as? Store<Counter, CounterAction>)
+        let replacement = makeCounterStore("b1")
+        try dispatcher.register(store: replacement)
+        dispatcher.dispatch(CounterAction.increase, to: "b1", mode: .sync)
+        #expect(replacement.state.count == 1)
+        #expect(old.state.count == 7)
+        _ = dispatcher.unregister(identifier: "c2")
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase, to: "c2"))
+        #expect(result.error?.code == .unknownStore)
+        #expect(stores[5].state.count == 18)
+    }
+
     @Test(
         "an unknown identifier is reported through the completion, naming it",
         arguments: [DispatchMode.sync, .serial]

@@ -35,7 +35,10 @@ struct Registry {
     private(set) var middleware: [any Middleware] = []
     /// The routes found most recently, by a few bits of their action type: hashing the type for
     /// `routesByType` on every dispatch would cost more than the rest of an inline one (S1).
-    private var recentRoutes = RecentRoutes()
+    private var recentRoutes = RecentRoutes<ObjectIdentifier>()
+    /// The routes of the stores named by dispatches most recently (`to:`): hashing the identifier
+    /// for `slotByIdentifier` is most of a targeted dispatch's lookup, under the engine's lock (S5).
+    private var recentTargets = RecentRoutes<String>()
     /// The registered stores in registration order, and in lock order; built on first use after a
     /// change, since a recorder takes every store's state after every transaction (S8).
     private var storeList: [any StoreEntry]?
@@ -73,10 +76,18 @@ struct Registry {
 
     /// The route of a dispatch naming the store `identifier`, if one is registered so.
     ///
-    /// Mutating only so that a caller reaching the registry through a pointer passes it in place:
-    /// a non-mutating call there copies the whole registry first (S5).
+    /// Remembers the route among the recent targets.
+    @inline(__always)
     mutating func route(to identifier: String) -> Route? {
-        slotByIdentifier[identifier].flatMap { slots[$0]?.route }
+        if let route = recentTargets[identifier] { return route }
+        return findRoute(to: identifier)
+    }
+
+    /// The route of a dispatch naming `identifier` when it is not among the recent targets.
+    private mutating func findRoute(to identifier: String) -> Route? {
+        guard let route = slotByIdentifier[identifier].flatMap({ slots[$0]?.route }) else { return nil }
+        recentTargets[identifier] = route
+        return route
     }
 
     /// Registers `store`.
@@ -121,6 +132,7 @@ struct Registry {
             if waitedFor[identifier] == 0 { waitedFor[identifier] = nil }
         }
         recentRoutes = RecentRoutes()
+        recentTargets = RecentRoutes()
         storeList = nil
         lockOrderList = nil
         if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
