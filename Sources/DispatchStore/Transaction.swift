@@ -28,22 +28,13 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
         links.run
     }
 
-    /// A transaction with `route` and `run`.
-    init(
-        id: UInt64,
-        action: any ActionType,
-        mode: DispatchMode,
-        targetIdentifier: String?,
-        route: Route?,
-        run: TransactionRun.Reference?
-    ) {
-        self.init(
-            id: id,
-            action: action,
-            mode: mode,
-            targetIdentifier: targetIdentifier,
-            links: Links(route: route, run: run)
-        )
+    /// What a reused run holds between two transactions: refers to nothing, so that the next
+    /// transaction is written over it without destroying it first.
+    ///
+    /// Built where it is assigned, which moves it; a stored constant would cost a lazy-global check
+    /// and a copy of its existential on every reuse (S5).
+    static var idle: Transaction {
+        Transaction(id: 0, action: NoAction(), mode: .async, targetIdentifier: nil, links: Links())
     }
 
     /// A transaction with the links the engine handed back; inlined into the dispatching module, so
@@ -55,15 +46,6 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
         self.mode = mode
         self.targetIdentifier = targetIdentifier
         self.links = links
-    }
-
-    /// What a reused run holds between two transactions: refers to nothing, so that the next
-    /// transaction is written over it without destroying it first.
-    ///
-    /// Built where it is assigned, which moves it; a stored constant would cost a lazy-global check
-    /// and a copy of its existential on every reuse (S5).
-    static var idle: Transaction {
-        Transaction(id: 0, action: NoAction(), mode: .async, targetIdentifier: nil, route: nil, run: nil)
     }
 
     /// The action of ``idle``.
@@ -113,13 +95,13 @@ extension Transaction {
         ///
         /// A `.sync` dispatch driven on its caller's stack holds the route itself meanwhile (see
         /// `InlineRun`).
-        var route: Route?
+        var route: Route? = nil
         /// The run that executes the transaction, while it can be cancelled; `nil` in results and in
         /// the transaction a `.sync` dispatch returns.
         ///
         /// Strong: the run does not keep transactions that refer to it, so there is no cycle; and a
         /// lane reuses a run only once nothing else refers to it, so the run's route stays this
         /// transaction's.
-        var run: TransactionRun.Reference?
+        var run: TransactionRun.Reference? = nil
     }
 }

@@ -84,7 +84,7 @@ extension Engine {
                 suspendedRuns: .passUnretained(suspendedRuns),
                 context: ThreadContext.current(key: contextKey)
             )
-            return Dispatched(id: id, links: Transaction.Links(route: consume route, run: nil))
+            return Dispatched(id: id, links: Transaction.Links(route: consume route))
         }
         // A `let`, unlike the inline path's `var`, so that the lanes can consume it without a copy.
         let transaction = Transaction(
@@ -92,8 +92,7 @@ extension Engine {
             action: Self.action(at: pointer, of: actionType),
             mode: mode,
             targetIdentifier: identifier,
-            route: consume route,
-            run: nil
+            links: Transaction.Links(route: consume route)
         )
         var configuration = RunConfiguration(
             middleware: middleware ?? [],
@@ -125,7 +124,7 @@ extension Engine {
             configuration.actionPointer = pointer
             let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
             run.runOnCaller(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
-            return Dispatched(id: id, links: Transaction.Links(route: run.route, run: nil))
+            return Dispatched(id: id, links: Transaction.Links(route: run.route))
         }
     }
 
@@ -221,8 +220,7 @@ extension Engine {
                 action: action,
                 mode: mode,
                 targetIdentifier: identifier,
-                route: nil,
-                run: nil
+                links: Transaction.Links()
             ),
             configuration: RunConfiguration(
                 middleware: middleware,

@@ -156,8 +156,7 @@ struct InlineRun: RunHost {
             action: Engine.action(at: frame.pointee.action, of: frame.pointee.actionType),
             mode: .sync,
             targetIdentifier: frame.pointee.identifier.pointee,
-            route: frame.pointee.route?.takeUnretainedValue(),
-            run: nil
+            links: Transaction.Links(route: frame.pointee.route?.takeUnretainedValue())
         )
     }
 

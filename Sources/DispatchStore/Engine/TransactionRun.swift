@@ -170,8 +170,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
             action: body.pointee.transaction.action,
             mode: body.pointee.transaction.mode,
             targetIdentifier: body.pointee.transaction.targetIdentifier,
-            route: nil,
-            run: Reference(run: self)
+            links: Transaction.Links(run: Reference(run: self))
         )
     }
 
