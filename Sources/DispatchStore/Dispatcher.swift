@@ -195,7 +195,20 @@ public final class Dispatcher: Sendable {
             )
         }
         // Built here, where `Action` is known: the action is boxed where the transaction keeps it,
-        // not boxed before the call and moved while its bytes are still being stored (S1).
+        // not boxed before the call and moved while its bytes are still being stored (S1). An action
+        // too large for an existential's inline buffer shares the box of the run that holds it.
+        let fitsInline =
+            MemoryLayout<Action>.size <= 3 * MemoryLayout<Int>.size
+            && MemoryLayout<Action>.alignment <= MemoryLayout<Int>.alignment
+        if !fitsInline, let shared = dispatched.runAction {
+            return Transaction(
+                id: dispatched.id,
+                action: shared,
+                mode: mode,
+                targetIdentifier: identifier,
+                links: dispatched.links
+            )
+        }
         return Transaction(
             id: dispatched.id,
             action: action,

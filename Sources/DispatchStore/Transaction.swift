@@ -14,16 +14,14 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let targetIdentifier: String?
     /// The route and the run.
     @usableFromInline
-    var links: Links
+    let links: Links
 
     /// The stores the action reaches, `nil` when no store handles it or when ``run`` holds them.
     var route: Route? {
-        get { links.route }
-        set { links.route = newValue }
+        links.route
     }
 
-    /// The run that executes the transaction, for `cancel()` and for its route, while it can be
-    /// cancelled; `nil` in results and in the transaction a `.sync` dispatch returns.
+    /// The run that executes the transaction (see ``Links/run``).
     var run: TransactionRun.Reference? {
         links.run
     }
@@ -92,16 +90,14 @@ extension Transaction {
     @usableFromInline
     struct Links: Sendable {
         /// The stores the action reaches, `nil` when no store handles it or when `run` holds them.
-        ///
-        /// A `.sync` dispatch driven on its caller's stack holds the route itself meanwhile (see
-        /// `InlineRun`).
         var route: Route? = nil
-        /// The run that executes the transaction, while it can be cancelled; `nil` in results and in
-        /// the transaction a `.sync` dispatch returns.
+        /// The run that holds the transaction, for `cancel()` and for its route: in the transactions
+        /// of queued dispatches, of `perform`, of rejected dispatches and in those the middleware
+        /// receive; `nil` in results and in the transaction a `.sync` dispatch returns (it is over).
         ///
         /// Strong: the run does not keep transactions that refer to it, so there is no cycle; and a
         /// lane reuses a run only once nothing else refers to it, so the run's route stays this
-        /// transaction's.
+        /// transaction's for as long as it lives.
         var run: TransactionRun.Reference? = nil
     }
 }

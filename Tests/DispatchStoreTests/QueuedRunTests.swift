@@ -91,6 +91,40 @@ struct QueuedRunTests {
         #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
     }
 
+    @Test(
+        "an action too large to box inline is the same in the transaction returned, the middleware's and the result",
+        arguments: [DispatchMode.sync, .async, .serial, .mainThread]
+    )
+    func largeActionsKeepTheirValue(mode: DispatchMode) throws {
+        let dispatcher = Dispatcher()
+        let log = EventLog()
+        dispatcher.register(middleware: log)
+        try dispatcher.register(store: Store<Ledger, Entry>(identifier: "ledger", reducer: LedgerReducer()))
+        let entries = (0..<200).map { Entry(account: "account \($0)", amounts: [$0, $0 + 1], cents: $0 * 100) }
+        #expect(MemoryLayout<Entry>.size > 3 * MemoryLayout<Int>.size)
+        let results = Shared<[UInt64: DispatchResult]>([:])
+        let done = Countdown(entries.count)
+        var returned: [Transaction] = []
+        for entry in entries {
+            returned.append(
+                dispatcher.dispatch(entry, mode: mode) { result in
+                    results.withLock { $0[result.transaction.id] = result }
+                    done.tick()
+                }
+            )
+        }
+        #expect(done.wait())
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(600)))
+        let collected = results.current
+        for (entry, transaction) in zip(entries, returned) {
+            #expect(transaction.action as? Entry == entry)
+            #expect(transaction.storeIdentifiers == ["ledger"])
+            #expect(collected[transaction.id]?.transaction.action as? Entry == entry)
+        }
+        let seen = log.results.current.compactMap { $0.transaction.action as? Entry }
+        #expect(seen.sorted { $0.cents < $1.cents } == entries)
+    }
+
     @Test("a queued transaction cancelled, then released before its drainer reaches it, is skipped")
     func cancelledThenReleased() throws {
         let fixture = try GatedLane()
@@ -154,5 +188,22 @@ struct QueuedRunTests {
         #expect(text.state.value == String(repeating: ".", count: 200))
         // Strict FIFO: the gated transaction first, then the others in order, each once.
         #expect(completions.current == ["gated"] + (0..<200).map { "text \($0)" })
+    }
+}
+
+/// An action larger than an existential's inline buffer (three words), so that it is boxed on the heap.
+private struct Entry: ActionType, Equatable {
+    let account: String
+    let amounts: [Int]
+    let cents: Int
+}
+
+private struct Ledger: StateType {
+    var total = 0
+}
+
+private final class LedgerReducer: Reducer<Ledger, Entry> {
+    override func reduce(_ action: Entry, into state: inout Ledger) {
+        state.total += action.cents
     }
 }

@@ -86,7 +86,7 @@ extension Engine {
             )
             return Dispatched(id: id, links: Transaction.Links(route: consume route))
         }
-        // A `let`, unlike the inline path's `var`, so that the lanes can consume it without a copy.
+        // A `let`, so that the lanes consume it without a copy.
         let transaction = Transaction(
             id: id,
             action: Self.action(at: pointer, of: actionType),
@@ -140,6 +140,7 @@ extension Engine {
         @usableFromInline
         let links: Transaction.Links
 
+        /// A transaction with `links`.
         init(id: UInt64, links: consuming Transaction.Links) {
             self.id = id
             self.links = links
@@ -148,6 +149,15 @@ extension Engine {
         /// A queued or shared transaction: its run, which holds the route.
         init(id: UInt64, run: TransactionRun) {
             self.init(id: id, links: Transaction.Links(route: nil, run: TransactionRun.Reference(run: run)))
+        }
+
+        /// The action as the run holding the transaction keeps it, boxed; `nil` when no run does.
+        ///
+        /// An action too large for an existential's inline buffer is boxed on the heap: the caller
+        /// shares the run's box rather than allocating a second one.
+        @usableFromInline
+        var runAction: (any ActionType)? {
+            links.run?.run.action
         }
     }
 
@@ -182,20 +192,21 @@ extension Engine {
         route: inout Route?
     ) -> RunConfiguration.Details? {
         let type = ObjectIdentifier(actionType)
-        let action = Self.action(at: pointer, of: actionType)
+        // Boxed only for a message: a dispatch with a timeout alone needs none.
+        var action: String { "\(Self.action(at: pointer, of: actionType))" }
         var routingError: DispatchError?
         if let identifier {
             if let candidate = route {
                 if candidate.actionType != type {
                     let expected = "\(candidate.first.actionType)"
-                    routingError = .actionTypeMismatch(identifier, expected: expected, action: "\(action)")
+                    routingError = .actionTypeMismatch(identifier, expected: expected, action: action)
                     route = nil
                 }
             } else {
-                routingError = .unknownStore(identifier, action: "\(action)")
+                routingError = .unknownStore(identifier, action: action)
             }
         } else if route == nil {
-            routingError = .unhandled(action: "\(action)", type: "\(actionType)")
+            routingError = .unhandled(action: action, type: "\(actionType)")
         }
         guard timeout != nil || routingError != nil else { return nil }
         return RunConfiguration.Details(timeout: timeout, routingError: routingError)

@@ -15,7 +15,7 @@ struct InlineRun: RunHost {
     ///
     /// Plain data only: the action, its target, the route, the completion and the details are
     /// borrowed from the caller, and what the run may come to own (its records, the run it hands over to) is
-    /// reached through pointers that ``InlineRun/run(_:route:completion:details:action:suspendedRuns:context:)``
+    /// reached through pointers that ``InlineRun/run(id:action:actionType:identifier:route:completion:details:suspendedRuns:context:)``
     /// frees. The frame then needs no initialising or destroying beyond its bytes (S1).
     struct Frame {
         var machine: TransactionMachine

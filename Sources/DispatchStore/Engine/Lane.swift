@@ -99,8 +99,9 @@ final class Lane: @unchecked Sendable {
 
     /// Queues a run of `transaction`, run as `configuration` says, reusing a completed run when possible.
     ///
-    /// The run handed back is referenced before it is queued, and the caller reads nothing from it:
-    /// a drainer that finds it uniquely referenced may reuse it without racing with the caller.
+    /// The run handed back is referenced before it is queued, and a drainer reuses a run only when it
+    /// finds it uniquely referenced: the transaction that keeps this reference may read the run's
+    /// transaction (its route, its action) for as long as it lives, without racing with a reuse.
     ///
     /// - Returns: The queued run, for the transaction handed back to the dispatching code.
     func enqueue(_ transaction: consuming Transaction, _ configuration: consuming RunConfiguration) -> TransactionRun {

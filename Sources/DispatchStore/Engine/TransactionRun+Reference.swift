@@ -5,7 +5,8 @@ extension TransactionRun {
         weak var run: TransactionRun?
     }
 
-    /// A run, handed to other threads: by a transaction's `cancel()`, a finish hook, a timer.
+    /// A run, handed to other threads: by a transaction (for `cancel()` and `storeIdentifiers`), a
+    /// finish hook, a timer.
     struct Reference: @unchecked Sendable {
         // @unchecked: a run's `transaction`, `configuration` and `isShared` are written only while
         // one thread owns it (creation, `configure`, its driver before it shares the run) and

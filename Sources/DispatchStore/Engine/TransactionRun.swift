@@ -243,6 +243,11 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         body.pointee.transaction.route
     }
 
+    /// The transaction's action, boxed as the run keeps it.
+    var action: any ActionType {
+        body.pointee.transaction.action
+    }
+
     var resultTransaction: Transaction {
         body.pointee.transaction
     }

@@ -7,7 +7,12 @@
 @usableFromInline
 final class ObserverEntry {
     /// Calls the subscriber with pointers to the state and to the action (`nil` for a restore or an
-    /// update outside any operation), valid during the call.
+    /// update outside any operation).
+    ///
+    /// The pointers are valid until the call runs code that may deliver (the subscriber's callback,
+    /// which may dispatch `.sync`): they point into the delivery cursor, and a nested delivery may
+    /// end the change there and start the next. A call reads the values it needs before it calls
+    /// out, as the closures the subscribe methods build do.
     @usableFromInline
     typealias Call = (_ state: UnsafeRawPointer, _ action: UnsafeRawPointer?) -> Void
 
