@@ -13,9 +13,7 @@
 ///
 /// The description is the message alone, a sentence for a person; code that reacts to the error
 /// reads ``code``, and `String(reflecting: error)` shows both.
-public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
-    CodedError
-{
+public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
         let name: String
@@ -75,6 +73,18 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
         self.message = message
         self.storeIdentifier = storeIdentifier
         self.cycle = cycle
+    }
+
+    /// The message: a sentence for a person.
+    ///
+    /// It does not start with the code: match on ``code`` in code.
+    public var description: String {
+        message
+    }
+
+    /// The code and the message, for logs read by developers: `DispatchError(duplicateIdentifier): A store ...`.
+    public var debugDescription: String {
+        "DispatchError(\(code)): \(message)"
     }
 }
 

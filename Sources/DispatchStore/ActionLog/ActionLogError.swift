@@ -3,9 +3,7 @@
 /// The description is the message alone, a sentence for a person; code that reacts to the error
 /// reads ``code`` (and ``path``, ``line`` and ``storeIdentifier``), and `String(reflecting: error)`
 /// shows the code too.
-public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
-    CodedError
-{
+public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
         let name: String
@@ -89,6 +87,18 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
             storeIdentifier: storeIdentifier,
             message: message
         )
+    }
+
+    /// The message: a sentence for a person.
+    ///
+    /// It does not start with the code: match on ``code`` in code.
+    public var description: String {
+        message
+    }
+
+    /// The code and the message, for logs read by developers: `ActionLogError(malformedLine): Line 7 ...`.
+    public var debugDescription: String {
+        "ActionLogError(\(code)): \(message)"
     }
 
     static func unwritable(_ path: String, reason: String) -> ActionLogError {

@@ -5,8 +5,7 @@
 /// and by ``Journal/close()``; listed in ``Journal/Recovery/problems`` for what recovery worked
 /// around (a torn tail, a corrupt snapshot, an unreadable record); passed to `onError` for failures
 /// while running.
-public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CodedError
-{
+public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
         let name: String
@@ -106,5 +105,17 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
         self.code = code
         recordError = error
         problem = error.problem
+    }
+
+    /// The message: a sentence for a person.
+    ///
+    /// It does not start with the code: match on ``code`` in code.
+    public var description: String {
+        message
+    }
+
+    /// The code and the message, for logs read by developers: `JournalError(corruptSnapshot): ...`.
+    public var debugDescription: String {
+        "JournalError(\(code)): \(message)"
     }
 }
