@@ -200,18 +200,9 @@ public final class Dispatcher: Sendable {
         let fitsInline =
             MemoryLayout<Action>.size <= 3 * MemoryLayout<Int>.size
             && MemoryLayout<Action>.alignment <= MemoryLayout<Int>.alignment
-        if !fitsInline, let shared = dispatched.runAction {
-            return Transaction(
-                id: dispatched.id,
-                action: shared,
-                mode: mode,
-                targetIdentifier: identifier,
-                links: dispatched.links
-            )
-        }
         return Transaction(
             id: dispatched.id,
-            action: action,
+            action: (fitsInline ? nil : dispatched.runAction) ?? action,
             mode: mode,
             targetIdentifier: identifier,
             links: dispatched.links

@@ -41,7 +41,7 @@ extension Engine {
             let middleware = engine.pointee.registry.middleware
             state.unlock()
             return reject(
-                Self.action(at: pointer, of: actionType),
+                boxedAction(at: pointer, of: actionType),
                 to: identifier,
                 mode: mode,
                 middleware: middleware,
@@ -89,7 +89,7 @@ extension Engine {
         // A `let`, so that the lanes consume it without a copy.
         let transaction = Transaction(
             id: id,
-            action: Self.action(at: pointer, of: actionType),
+            action: boxedAction(at: pointer, of: actionType),
             mode: mode,
             targetIdentifier: identifier,
             links: Transaction.Links(route: consume route)
@@ -161,15 +161,6 @@ extension Engine {
         }
     }
 
-    /// A copy of the action at `pointer`, boxed.
-    @inline(__always)
-    static func action(at pointer: UnsafeRawPointer, of type: any ActionType.Type) -> any ActionType {
-        func load<Action: ActionType>(_: Action.Type) -> any ActionType {
-            pointer.assumingMemoryBound(to: Action.self).pointee
-        }
-        return load(type)
-    }
-
     /// What few dispatches have: a timeout, or a reason why they reach no store (a dispatch to
     /// `identifier` that is unknown or does not handle the action's type, or an action no store handles).
     ///
@@ -193,7 +184,7 @@ extension Engine {
     ) -> RunConfiguration.Details? {
         let type = ObjectIdentifier(actionType)
         // Boxed only for a message: a dispatch with a timeout alone needs none.
-        var action: String { "\(Self.action(at: pointer, of: actionType))" }
+        var action: String { "\(boxedAction(at: pointer, of: actionType))" }
         var routingError: DispatchError?
         if let identifier {
             if let candidate = route {

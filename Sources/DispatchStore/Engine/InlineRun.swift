@@ -153,7 +153,7 @@ struct InlineRun: RunHost {
     var resultTransaction: Transaction {
         Transaction(
             id: frame.pointee.id,
-            action: Engine.action(at: frame.pointee.action, of: frame.pointee.actionType),
+            action: boxedAction(at: frame.pointee.action, of: frame.pointee.actionType),
             mode: .sync,
             targetIdentifier: frame.pointee.identifier.pointee,
             links: Transaction.Links(route: frame.pointee.route?.takeUnretainedValue())

@@ -8,3 +8,13 @@ func withUnsafeActionPointer<Result>(
     }
     return try open(action)
 }
+
+/// A copy of the action at `pointer`, whose type is `type`, boxed: the inverse of
+/// ``withUnsafeActionPointer(to:_:)``.
+@inline(__always)
+func boxedAction(at pointer: UnsafeRawPointer, of type: any ActionType.Type) -> any ActionType {
+    func load<Action: ActionType>(_: Action.Type) -> any ActionType {
+        pointer.assumingMemoryBound(to: Action.self).pointee
+    }
+    return load(type)
+}
