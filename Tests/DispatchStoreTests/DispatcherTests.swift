@@ -77,6 +77,23 @@ struct DispatcherTests {
         #expect(stores[5].state.count == 18)
     }
 
+    @Test("an unregistered store is freed at once, though dispatches named it and routed to it just before")
+    func unregisteredStoreIsFreed() throws {
+        let dispatcher = Dispatcher()
+        weak var released: Store<Counter, CounterAction>?
+        try {
+            let store = makeCounterStore("gone")
+            released = store
+            try dispatcher.register(store: store)
+            dispatcher.dispatch(CounterAction.increase, to: "gone", mode: .sync)
+            dispatcher.dispatch(CounterAction.increase, mode: .sync)
+            #expect(store.state.count == 2)
+        }()
+        #expect(released != nil)
+        _ = dispatcher.unregister(identifier: "gone")
+        #expect(released == nil)
+    }
+
     @Test(
         "an unknown identifier is reported through the completion, naming it",
         arguments: [DispatchMode.sync, .serial]
