@@ -51,10 +51,6 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
     /// The kind of problem.
     public let code: Code
     /// A sentence that names the store, action or cycle involved and says what to do.
-    ///
-    /// For example `A store with the identifier 'counter' is already registered; unregister it first
-    /// or pick another identifier.` It is also the description; `String(reflecting:)` shows the code
-    /// too: `DispatchError(duplicateIdentifier): A store ...`.
     public let message: String
     /// The identifier of the store involved, if one is.
     public let storeIdentifier: String?
@@ -75,9 +71,10 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
         self.cycle = cycle
     }
 
-    /// The message: a sentence for a person.
+    /// The message: a sentence naming the store, action, position or cycle involved.
     ///
-    /// It does not start with the code: match on ``code`` in code.
+    /// For example `A store with the identifier 'counter' is already registered; unregister it first
+    /// or pick another identifier.` It does not start with the code: match on ``code`` in code.
     public var description: String {
         message
     }

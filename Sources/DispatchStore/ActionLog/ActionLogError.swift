@@ -55,10 +55,6 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
     /// The store involved, for replay problems.
     public var storeIdentifier: String? { problem.storeIdentifier }
     /// A sentence naming the file, the line and what is wrong.
-    ///
-    /// For example `Line 7 of actions.jsonl is not a valid log entry: the key "type" is missing.`
-    /// It is also the description; `String(reflecting:)` shows the code too:
-    /// `ActionLogError(malformedLine): Line 7 ...`.
     public var message: String { problem.message }
 
     /// Creates an error; the library creates these, tests may too.
@@ -89,9 +85,10 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         )
     }
 
-    /// The message: a sentence for a person.
+    /// The message: a sentence naming the file and, for a line, its number.
     ///
-    /// It does not start with the code: match on ``code`` in code.
+    /// For example `Line 7 of actions.jsonl is not a valid log entry: the key "type" is missing.` It
+    /// does not start with the code: match on ``code`` in code.
     public var description: String {
         message
     }

@@ -64,9 +64,6 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// The store involved, if one is.
     public var storeIdentifier: String? { problem.storeIdentifier }
     /// A sentence naming the file, the line or store, and what is wrong.
-    ///
-    /// It is also the description; `String(reflecting:)` shows the code too:
-    /// `JournalError(corruptSnapshot): ...`.
     public var message: String { problem.message }
 
     /// Creates an error; the journal creates these, tests may too.
@@ -107,7 +104,7 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
         problem = error.problem
     }
 
-    /// The message: a sentence for a person.
+    /// The message: a sentence naming the file and, where one is involved, the line or store.
     ///
     /// It does not start with the code: match on ``code`` in code.
     public var description: String {
