@@ -36,7 +36,13 @@ final class Lane: @unchecked Sendable {
         var completedRuns = 0
         var cancelledRuns = 0
         /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
+        ///
+        /// As many as the lane has had outstanding at once, so that dispatches that outpace the
+        /// drainers reuse the runs of the batches before (S5); cut to ``Lane/idleSpareLimit`` when
+        /// the lane becomes idle.
         var spareRuns: [TransactionRun] = []
+        /// How many runs the lane created: the dispatches that found no spare run.
+        var createdRuns = 0
         /// The lane itself while it has outstanding runs.
         var keepAlive: Lane?
     }
@@ -80,8 +86,8 @@ final class Lane: @unchecked Sendable {
     static let mainBatchLimit = 64
     /// The most runs a drainer takes at once.
     static let batchLimit = 64
-    /// The most completed runs a lane keeps for reuse.
-    static let spareLimit = 256
+    /// The most completed runs a lane keeps for reuse while it is idle.
+    static let idleSpareLimit = 256
 
     deinit {
         for buffer in batchBuffers {
@@ -126,6 +132,7 @@ final class Lane: @unchecked Sendable {
             configuration: consume configuration
         )
         state.lock()
+        state.valuePointer.pointee.createdRuns += 1
         let slot = appendLocked(run, to: &state.valuePointer.pointee)
         state.unlock()
         if let slot { scheduleDrainer(slot) }
@@ -183,6 +190,11 @@ final class Lane: @unchecked Sendable {
         state.withLockedValue { ($0.completedRuns, $0.cancelledRuns) }
     }
 
+    /// How many completed runs wait for reuse, and how many runs the lane created.
+    var runCounts: (spare: Int, created: Int) {
+        state.withLockedValue { ($0.spareRuns.count, $0.createdRuns) }
+    }
+
     /// Cancels every run taken from the queue from now on (a shutdown cancelling what is in flight).
     func cancelQueuedRuns() {
         state.withLockedValue { $0.cancelsRuns = true }
@@ -215,12 +227,17 @@ final class Lane: @unchecked Sendable {
         var reusable: [TransactionRun] = []
         while true {
             state.lock()
+            var surplus: [TransactionRun] = []
             let (count, cancelling, released, yielding): (Int, Bool, Lane?, Bool) = state.withValueWhileLocked {
                 state in
+                if !reusable.isEmpty { state.spareRuns.append(contentsOf: reusable) }
                 let released = completeLocked(&state, count: completed)
+                if released != nil && state.spareRuns.count > Lane.idleSpareLimit {
+                    // Idle: the runs kept for a burst are freed below, outside the lock.
+                    surplus = Array(state.spareRuns[Lane.idleSpareLimit...])
+                    state.spareRuns.removeSubrange(Lane.idleSpareLimit...)
+                }
                 state.cancelledRuns += cancelled
-                let kept = min(reusable.count, Lane.spareLimit - state.spareRuns.count)
-                if kept > 0 { state.spareRuns.append(contentsOf: reusable[..<kept]) }
                 if kind == .main && driven >= Lane.mainBatchLimit && !state.queue.isEmpty {
                     // Give the main queue back (to the user interface, other dispatchers), then go on.
                     return (0, false, released, true)
@@ -237,7 +254,7 @@ final class Lane: @unchecked Sendable {
             completed = 0
             cancelled = 0
             reusable.removeAll(keepingCapacity: count > 0)
-            withExtendedLifetime(released) {}
+            withExtendedLifetime((released, surplus)) {}
             if yielding {
                 scheduleDrainer(slot)
                 return
@@ -255,10 +272,13 @@ final class Lane: @unchecked Sendable {
                         reusable.append(consume run)  // Moved: no retain and release (S4).
                     }
                 } else if kind == .serial {
+                    // The lane is blocked by the suspended run, so it is not idle: the spares are kept.
                     let released = state.withLockedValue { state in
+                        state.spareRuns.append(contentsOf: reusable)
                         state.cancelledRuns += cancelled
                         return completeLocked(&state, count: completed)
                     }
+                    reusable.removeAll()
                     withExtendedLifetime(released) {}
                     return
                 }
