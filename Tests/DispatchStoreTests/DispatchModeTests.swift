@@ -87,7 +87,7 @@ struct DispatchModeTests {
                 return ActionOperation(action: action, store: store) { operation, _, store in
                     arrived.tick()
                     // Both operations must be running at once for either to get past this.
-                    let together = arrived.wait(seconds: 10)
+                    let together = arrived.wait(seconds: 600)
                     store.updateState { $0.count += together ? 1 : 0 }
                     operation.finish()
                 }

@@ -174,7 +174,7 @@ struct StoreObserverTests {
                 _ = store.state
                 read.open()
             }
-            readFromAnotherThread.append(read.wait(seconds: 10))
+            readFromAnotherThread.append(read.wait(seconds: 600))
             store.updateState { $0.count += 1 }
         }
         dispatcher.dispatch(CounterAction.increase, mode: .sync)

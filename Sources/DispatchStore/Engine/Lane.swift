@@ -37,9 +37,10 @@ final class Lane: @unchecked Sendable {
         var cancelledRuns = 0
         /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
         ///
-        /// As many as the lane has had outstanding at once, so that dispatches that outpace the
-        /// drainers reuse the runs of the batches before (S5); cut to ``Lane/idleSpareLimit`` when
-        /// the lane becomes idle.
+        /// Up to ``Lane/busySpareLimit`` while the lane is busy, so that dispatches that outpace
+        /// the drainers reuse the runs of the batches before (S4, S5); cut to
+        /// ``Lane/idleSpareLimit`` just before the lane becomes idle. The main lane keeps at most
+        /// the idle limit.
         var spareRuns: [TransactionRun] = []
         /// How many runs the lane created: the dispatches that found no spare run.
         var createdRuns = 0
@@ -88,6 +89,9 @@ final class Lane: @unchecked Sendable {
     static let batchLimit = 64
     /// The most completed runs a lane keeps for reuse while it is idle.
     static let idleSpareLimit = 256
+    /// The most completed runs a lane other than the main lane keeps for reuse while it is busy
+    /// (about 1.4 MB).
+    static let busySpareLimit = 4_096
 
     deinit {
         for buffer in batchBuffers {
@@ -195,6 +199,12 @@ final class Lane: @unchecked Sendable {
         state.withLockedValue { ($0.spareRuns.count, $0.createdRuns) }
     }
 
+    /// How many runs are queued, running or suspended, counting a completed run once its drainer
+    /// has handed it back.
+    var outstandingRuns: Int {
+        state.withLockedValue { $0.outstanding }
+    }
+
     /// Cancels every run taken from the queue from now on (a shutdown cancelling what is in flight).
     func cancelQueuedRuns() {
         state.withLockedValue { $0.cancelsRuns = true }
@@ -230,13 +240,21 @@ final class Lane: @unchecked Sendable {
             var surplus: [TransactionRun] = []
             let (count, cancelling, released, yielding): (Int, Bool, Lane?, Bool) = state.withValueWhileLocked {
                 state in
-                if !reusable.isEmpty { state.spareRuns.append(contentsOf: reusable) }
-                let released = completeLocked(&state, count: completed)
-                if released != nil && state.spareRuns.count > Lane.idleSpareLimit {
-                    // Idle: the runs kept for a burst are freed below, outside the lock.
+                // The main lane keeps no more than an idle lane: its drainer is the main thread, which
+                // should not free a burst's runs all at once when the burst ends (S6).
+                let spareLimit = kind == .main ? Lane.idleSpareLimit : Lane.busySpareLimit
+                let room = min(reusable.count, max(0, spareLimit - state.spareRuns.count))
+                if room > 0 { state.spareRuns.append(contentsOf: reusable.prefix(room)) }
+                if completed > 0 && completed == state.outstanding && state.spareRuns.count > Lane.idleSpareLimit {
+                    // The lane is about to become idle. The runs kept for the burst are freed first,
+                    // outside the lock, and the runs counted as done after that: waiting for
+                    // idleness includes freeing them, instead of the next work paying for it (S6
+                    // after S5).
                     surplus = Array(state.spareRuns[Lane.idleSpareLimit...])
                     state.spareRuns.removeSubrange(Lane.idleSpareLimit...)
+                    return (-1, false, nil, false)
                 }
+                let released = completeLocked(&state, count: completed)
                 state.cancelledRuns += cancelled
                 if kind == .main && driven >= Lane.mainBatchLimit && !state.queue.isEmpty {
                     // Give the main queue back (to the user interface, other dispatchers), then go on.
@@ -251,10 +269,14 @@ final class Lane: @unchecked Sendable {
                 return (count, state.cancelsRuns, released, false)
             }
             state.unlock()
+            reusable.removeAll(keepingCapacity: count != 0)
+            if count < 0 {
+                surplus.removeAll()
+                continue
+            }
             completed = 0
             cancelled = 0
-            reusable.removeAll(keepingCapacity: count > 0)
-            withExtendedLifetime((released, surplus)) {}
+            withExtendedLifetime(released) {}
             if yielding {
                 scheduleDrainer(slot)
                 return
@@ -274,7 +296,9 @@ final class Lane: @unchecked Sendable {
                 } else if kind == .serial {
                     // The lane is blocked by the suspended run, so it is not idle: the spares are kept.
                     let released = state.withLockedValue { state in
-                        state.spareRuns.append(contentsOf: reusable)
+                        state.spareRuns.append(
+                            contentsOf: reusable.prefix(max(0, Lane.busySpareLimit - state.spareRuns.count))
+                        )
                         state.cancelledRuns += cancelled
                         return completeLocked(&state, count: completed)
                     }
