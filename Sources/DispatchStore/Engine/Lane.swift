@@ -240,11 +240,7 @@ final class Lane: @unchecked Sendable {
             var surplus: [TransactionRun] = []
             let (count, cancelling, released, yielding): (Int, Bool, Lane?, Bool) = state.withValueWhileLocked {
                 state in
-                // The main lane keeps no more than an idle lane: its drainer is the main thread, which
-                // should not free a burst's runs all at once when the burst ends (S6).
-                let spareLimit = kind == .main ? Lane.idleSpareLimit : Lane.busySpareLimit
-                let room = min(reusable.count, max(0, spareLimit - state.spareRuns.count))
-                if room > 0 { state.spareRuns.append(contentsOf: reusable.prefix(room)) }
+                keepSparesLocked(reusable, in: &state)
                 if completed > 0 && completed == state.outstanding && state.spareRuns.count > Lane.idleSpareLimit {
                     // The lane is about to become idle. The runs kept for the burst are freed first,
                     // outside the lock, and the runs counted as done after that: waiting for
@@ -296,9 +292,7 @@ final class Lane: @unchecked Sendable {
                 } else if kind == .serial {
                     // The lane is blocked by the suspended run, so it is not idle: the spares are kept.
                     let released = state.withLockedValue { state in
-                        state.spareRuns.append(
-                            contentsOf: reusable.prefix(max(0, Lane.busySpareLimit - state.spareRuns.count))
-                        )
+                        keepSparesLocked(reusable, in: &state)
                         state.cancelledRuns += cancelled
                         return completeLocked(&state, count: completed)
                     }
@@ -344,6 +338,17 @@ final class Lane: @unchecked Sendable {
             }
             if !resumed { return false }
         }
+    }
+
+    /// Keeps as many of the completed `runs` for reuse as the lane's limit allows; the caller frees
+    /// the rest outside the lock.
+    ///
+    /// The main lane keeps no more than an idle lane: its drainer is the main thread, which should
+    /// not free a burst's runs all at once when the burst ends (S6).
+    private func keepSparesLocked(_ runs: [TransactionRun], in state: inout State) {
+        let limit = kind == .main ? Lane.idleSpareLimit : Lane.busySpareLimit
+        let room = min(runs.count, max(0, limit - state.spareRuns.count))
+        if room > 0 { state.spareRuns.append(contentsOf: runs.prefix(room)) }
     }
 
     /// Counts `count` runs as done.
