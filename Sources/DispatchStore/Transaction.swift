@@ -8,13 +8,15 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     public let id: UInt64
     /// The dispatched action.
     public let action: any ActionType
-    /// The mode the action was dispatched in.
-    public let mode: DispatchMode
     /// The identifier passed as `to:`, when the dispatch named one store.
     public let targetIdentifier: String?
     /// The route and the run.
     @usableFromInline
     let links: Links
+    /// The mode the action was dispatched in.
+    ///
+    /// Last, so that a run keeps its own flags in the bytes after it (S5).
+    public let mode: DispatchMode
 
     /// The stores the action reaches, `nil` when no store handles it or when ``run`` holds them.
     var route: Route? {

@@ -5,6 +5,12 @@ import Foundation
 /// Behind the run's lock once other threads can reach the run.
 struct RunState {
     var machine: TransactionMachine
+    // The flags sit in the bytes after the machine's last field, which would otherwise be padding (S5).
+    /// Whether the timer that gives up at the deadline is set.
+    var timerArmed = false
+    /// Whether the run ever waited for an operation: a finish hook or a timer may then still refer to
+    /// it, and it is not reused.
+    var hasSuspended = false
     /// The machine's steps when there are more than fit in the run itself (`nil` otherwise): reused
     /// from one transaction to the next, grown when a route is longer.
     var spilledSteps: UnsafeMutablePointer<TransactionMachine.Step>?
@@ -15,15 +21,16 @@ struct RunState {
     /// until an operation of its own is started (inline reductions have none).
     var operations: [Operation?] = []
     /// When the operations must have finished, from the first drive, if the dispatch has a timeout.
-    var deadline: DispatchTime?
-    var timerArmed = false
+    var deadline: DispatchTime? {
+        get { deadlineNanoseconds == 0 ? nil : DispatchTime(uptimeNanoseconds: deadlineNanoseconds) }
+        set { deadlineNanoseconds = newValue?.uptimeNanoseconds ?? 0 }
+    }
+    /// The deadline's uptime, 0 for none: 8 bytes, where an optional `DispatchTime` takes 16 (S5).
+    private var deadlineNanoseconds: UInt64 = 0
     /// What a `.sync` caller blocked on the run waits on; created when the run first suspends.
     var callerSignal: DispatchSemaphore?
     /// Where the run registered when it first suspended, so that a shutdown can find it.
     var registeredIn: SuspendedRuns?
-    /// Whether the run ever waited for an operation: a finish hook or a timer may then still refer to
-    /// it, and it is not reused.
-    var hasSuspended = false
 
     /// A state whose machine's steps are at `inlineSteps` (room for `inlineCapacity` steps, in the
     /// run's own allocation).
