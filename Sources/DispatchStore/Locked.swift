@@ -17,8 +17,7 @@
 ///
 /// - Note: Thread-safe. `Locked` is `Sendable` when its value is. Keep the closures short, and do
 ///   not dispatch `.sync` or call another `Locked` from inside them.
-public final class Locked<Value>: @unchecked Sendable where Value: Sendable {
-    // @unchecked: the value is only reached inside `box.withLockedValue`.
+public final class Locked<Value>: Sendable where Value: Sendable {
     private let box: LockedBox<Value>
 
     /// Creates a lock guarding `value`.

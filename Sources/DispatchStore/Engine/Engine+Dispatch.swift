@@ -73,7 +73,7 @@ extension Engine {
         if mode == .sync && middleware == nil && !startCancelled && !awaited {
             // Nothing else can reach the transaction: run it on this stack, which holds the route
             // meanwhile, and build a transaction only if a completion or a hand-over needs one (S1).
-            InlineRun.run(
+            InlineHost.drive(
                 id: id,
                 action: pointer,
                 actionType: actionType,

@@ -16,13 +16,6 @@ final class Idleness: @unchecked Sendable {
         var nextWaiter: UInt64 = 0
     }
 
-    /// Whether no lane has work.
-    var isIdle: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return state.busyLanes == 0
-    }
-
     /// A lane got its first outstanding run.
     func laneBecameBusy() {
         condition.lock()

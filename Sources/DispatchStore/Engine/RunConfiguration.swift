@@ -28,7 +28,7 @@ struct RunConfiguration {
     /// or lets it go on, on the thread that finishes its operation (`perform` from a task).
     var blocksCaller = true
     /// The action's value in the blocked `.sync` caller's frame, valid while the run is driven:
-    /// the stores read it from there instead of opening the record's existential (S1).
+    /// the stores read it from there instead of opening the transaction's existential (S1).
     var actionPointer: UnsafeRawPointer?
 
     /// What a reused run holds between two transactions: refers to nothing, so that the next
@@ -54,10 +54,5 @@ struct RunConfiguration {
     /// transaction, and a non-blocking caller's task may cancel it.
     var isSharedFromStart: Bool {
         !middleware.isEmpty || !blocksCaller
-    }
-
-    /// Whether someone reads the transaction's result: the completion or a middleware's `didFinish`.
-    var needsResult: Bool {
-        completion != nil || !middleware.isEmpty
     }
 }

@@ -49,10 +49,7 @@ enum RunDriver {
                         return ended
                     }
                     locked = host.lockMachine()
-                    host.record(begun, of: index, context: context)
-                    if host.machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery) {
-                        cancelNow = begun.operation
-                    }
+                    cancelNow = host.recordStarted(index, begun, context: context)
                 } else {
                     locked = host.lockMachine()
                     host.machine.pointee.skipStarting(index)

@@ -4,7 +4,7 @@ import Foundation
 /// if there is one, and what happens when a store's operation does not finish at once.
 ///
 /// Two hosts share the one drive loop:
-/// - ``InlineRun``: a `.sync` dispatch on its caller's stack, with no lock and no allocation, for
+/// - ``InlineHost``: a `.sync` dispatch on its caller's stack, with no lock and no allocation, for
 ///   as long as every store's operation finishes at once. It hands the transaction over to a
 ///   ``TransactionRun`` the moment one does not.
 /// - ``TransactionRun``: a run on the heap, behind its lock once other threads can reach it,
@@ -88,6 +88,17 @@ extension RunHost {
     func record(_ begun: StepStart, of index: Int, context: ThreadContext) {
         guard begun.error != nil || keepsSequenceNumbers else { return }
         record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
+    }
+
+    /// Records how step `index` started and tells the machine; call with the machine locked.
+    ///
+    /// - Returns: The step's operation when the transaction was stopped in the meantime: the
+    ///   caller cancels it once it has unlocked.
+    @inline(__always)
+    func recordStarted(_ index: Int, _ begun: StepStart, context: ThreadContext) -> Operation? {
+        record(begun, of: index, context: context)
+        let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
+        return stopped ? begun.operation : nil
     }
 
     /// Keeps the error and the sequence number of step `index`; call with the machine locked.

@@ -1,19 +1,10 @@
 extension TransactionMachine {
-    /// One store's step, in one byte, so that the machine stays a plain value for up to eight steps.
+    /// One store's step, in one byte, in the storage the machine's owner provides.
     struct Step: Equatable {
         private var bits: UInt8
 
         init() {
             bits = 0
-        }
-
-        init(bits: UInt8) {
-            self.bits = bits
-        }
-
-        /// The step's byte.
-        var rawValue: UInt8 {
-            bits
         }
 
         var phase: Phase {

@@ -122,9 +122,9 @@ struct TransactionMachine {
         isCancelled || giveUpReason != nil
     }
 
-    /// How step `index` ended (`.cancelled` until it does).
+    /// How step `index` ended; read once it has.
     func ending(of index: Int) -> Ending {
-        steps[index].ending == .unused ? .cancelled : steps[index].ending
+        steps[index].ending
     }
 
     /// The steps the transaction gave up on, in order.

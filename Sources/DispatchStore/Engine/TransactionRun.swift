@@ -215,7 +215,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
         }
     }
 
-    /// Takes over from an ``InlineRun`` right after step `index` started, and drives the rest on
+    /// Takes over from an ``InlineHost`` right after step `index` started, and drives the rest on
     /// the calling thread.
     func finishOnCaller(
         afterStarting index: Int,
@@ -227,10 +227,9 @@ final class TransactionRun: LockStorage<TransactionRun.Body>, RunHost {
     {
         _ = didStart(index, begun, context: context)
         lock()
-        record(begun, of: index, context: context)
-        let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
+        let cancelling = recordStarted(index, begun, context: context)
         unlock()
-        if stopped { begun.operation?.cancel() }
+        cancelling?.cancel()
         runOnCaller(suspendedRuns: suspendedRuns, context: context)
         return .completed
     }

@@ -10,12 +10,12 @@ import Foundation
 ///
 /// Everything the host keeps is in one ``Frame`` in the caller's frame, reached through one pointer,
 /// so that the host copies for free and the driver reads the route without reference counting (S1).
-struct InlineRun: RunHost {
+struct InlineHost: RunHost {
     /// What the inline host keeps in its caller's frame.
     ///
     /// Plain data only: the action, its target, the route, the completion and the details are
-    /// borrowed from the caller, and what the run may come to own (its records, the run it hands over to) is
-    /// reached through pointers that ``InlineRun/run(id:action:actionType:identifier:route:completion:details:suspendedRuns:context:)``
+    /// borrowed from the caller, and what the host may come to own (its records, the run it hands over to) is
+    /// reached through pointers that ``InlineHost/drive(id:action:actionType:identifier:route:completion:details:suspendedRuns:context:)``
     /// frees. The frame then needs no initialising or destroying beyond its bytes (S1).
     struct Frame {
         var machine: TransactionMachine
@@ -43,7 +43,7 @@ struct InlineRun: RunHost {
         /// The run the transaction was handed over to, once it was (retained).
         var successor: Unmanaged<TransactionRun>? = nil
 
-        /// Frees what the run came to own.
+        /// Frees what the host came to own.
         func release() {
             if let records {
                 records.deinitialize(count: 1)
@@ -65,7 +65,7 @@ struct InlineRun: RunHost {
     /// The frame; the host is this one pointer, so that it is passed in a register (S1).
     private let frame: UnsafeMutablePointer<Frame>
 
-    /// Runs a `.sync` transaction that nothing else can reach (no middleware) on the calling thread to
+    /// Drives a `.sync` transaction that nothing else can reach (no middleware) on the calling thread to
     /// the end: on the stack while every step finishes at once, handed over to a run on the heap when
     /// one does not.
     ///
@@ -79,7 +79,7 @@ struct InlineRun: RunHost {
     ///   - details: The timeout and the routing error, if any.
     ///   - suspendedRuns: Where a run taking over registers if it waits.
     ///   - context: The calling thread's context.
-    static func run(
+    static func drive(
         id: UInt64,
         action: UnsafeRawPointer,
         actionType: any ActionType.Type,
@@ -113,7 +113,8 @@ struct InlineRun: RunHost {
                         startTime: details?.timeout == nil ? nil : DispatchTime.now().uptimeNanoseconds
                     )
                     withUnsafeMutablePointer(to: &frame) { frame in
-                        _ = RunDriver.drive(InlineRun(frame: frame), route: route, suspendedRuns: nil, context: context)
+                        let host = InlineHost(frame: frame)
+                        _ = RunDriver.drive(host, route: route, suspendedRuns: nil, context: context)
                     }
                     frame.release()
                 }
