@@ -186,16 +186,37 @@ struct TransactionMachineTests {
         #expect(harness.machine.ending(of: 0) == .finished)
     }
 
-    @Test("a shutdown against a queued run: nothing ran, every step is skipped")
+    @Test("a shutdown against a queued run: the lane cancels it before it starts, every step is skipped")
     func shutdownQueued() {
+        // Shutdown cancels what is queued (`Lane.cancelQueuedRuns`): the machine sees `cancel()`
+        // before its first `next`.
         var harness = Harness(count: 2)
-        let given = harness.machine.giveUp(.shutdown)
-        #expect(given?.steps == [])
-        #expect(given?.resume == false)
+        #expect(harness.machine.cancel() == [], "nothing is running")
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: true, deliver: false))
         #expect(harness.machine.next(waitsFor: nil) == .report(1, announce: true, deliver: false))
         #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.ending(of: 0) == .cancelled)
+        #expect(harness.machine.ending(of: 1) == .cancelled)
+        #expect(harness.machine.giveUpReason == nil, "a cancelled run is not given up on")
+    }
+
+    @Test("a shutdown's deadline against a suspended run: it gives up on the running step, skips the rest")
+    func shutdownSuspended() {
+        var harness = Harness(count: 2)
+        let waitsFor: [[Int]] = [[], [0]]
+        #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
+        _ = harness.machine.started(0, ending: nil, needsDelivery: false)
+        #expect(harness.machine.next(waitsFor: waitsFor) == .suspend)
+        let given = harness.machine.giveUp(.shutdown)
+        #expect(given?.steps == [0])
+        #expect(given?.resume == true, "the suspended run is driven again, to complete")
+        #expect(harness.machine.next(waitsFor: waitsFor) == .report(0, announce: false, deliver: true))
+        #expect(harness.machine.next(waitsFor: waitsFor) == .report(1, announce: true, deliver: false))
+        #expect(harness.machine.next(waitsFor: waitsFor) == .complete)
+        #expect(harness.machine.givenUpSteps == [0])
         #expect(harness.machine.giveUpReason == .shutdown)
+        #expect(harness.machine.finished(0, ending: .finished) == .late)
+        #expect(harness.machine.ending(of: 1) == .cancelled)
     }
 
     @Test("a middleware cancelling in willDispatch: the step announced is skipped, not started")
@@ -245,7 +266,7 @@ struct TransactionMachineTests {
 struct TransactionRunTests {
     @Test(
         "a store unregistered while a transaction reaches it still finishes that transaction; later ones miss it",
-        arguments: [DispatchMode.async, .serial, .sync]
+        arguments: [DispatchMode.async, .serial, .sync, .mainThread]
     )
     func unregisteredMidTransaction(mode: DispatchMode) throws {
         let dispatcher = Dispatcher()
