@@ -106,10 +106,7 @@ struct DispatchBenchTests {
 
     @Test("the section the output points at exists in Docs/Performance.md")
     func explanationExists() throws {
-        let guide = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Docs/Performance.md")
-        let text = try String(contentsOf: guide, encoding: .utf8)
+        let text = try String(contentsOf: repositoryFile("Docs/Performance.md"), encoding: .utf8)
         #expect(text.contains("\n## The targets that are missed\n"))
     }
 }

@@ -1,29 +1,20 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Docs/Architecture.md")
 struct ArchitectureDocTests {
-    /// The repository's root, from this file's path.
-    private static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     @Test("every source file the walk through one dispatch names exists, under Sources/DispatchStore")
     func namedFilesExist() throws {
-        let text = try String(
-            contentsOf: Self.root.appendingPathComponent("Docs/Architecture.md"),
-            encoding: .utf8
-        )
+        let text = try String(contentsOf: repositoryFile("Docs/Architecture.md"), encoding: .utf8)
         let walk = try #require(text.components(separatedBy: "## One dispatch, file by file").dropFirst().first)
         let section = try #require(walk.components(separatedBy: "\n## ").first)
         let names = try Regex(#"`([A-Za-z+/]+\.swift)`"#)
         let files = section.matches(of: names).map { String($0.output[1].substring ?? "") }
         #expect(files.count >= 20, "the walk names the files it goes through")
-        let sources = Self.root.appendingPathComponent("Sources/DispatchStore")
         for file in files {
             #expect(
-                FileManager.default.fileExists(atPath: sources.appendingPathComponent(file).path),
+                FileManager.default.fileExists(atPath: repositoryFile("Sources/DispatchStore/\(file)").path),
                 "Docs/Architecture.md names \(file), which is not in Sources/DispatchStore"
             )
         }

@@ -21,3 +21,13 @@ public struct TemporaryDirectory: Sendable {
         try? FileManager.default.removeItem(at: url)
     }
 }
+
+/// A file of this repository, by its path from the repository's root (`"Docs/Architecture.md"`).
+public func repositoryFile(_ path: String) -> URL {
+    // This file is Tests/TestSupport/Files.swift.
+    URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .appendingPathComponent(path)
+}

@@ -34,11 +34,7 @@ struct TodoProgramTests {
         )
         #expect(output.status == 0)
         #expect(output.standardOutput == "1. [ ] buy milk\n2. [ ] call mom\n")
-        let readme = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("README.md"),
-            encoding: .utf8
-        )
+        let readme = try String(contentsOf: repositoryFile("README.md"), encoding: .utf8)
         #expect(
             readme.contains(
                 "printf 'add buy milk\\nadd call mom\\ntoggle 1\\nprev\\nlist\\n' | swift run todo --file /tmp/todos.json\n"

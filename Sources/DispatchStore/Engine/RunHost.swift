@@ -81,22 +81,17 @@ extension RunHost {
         lockMachine()
     }
 
-    /// Keeps what the result needs of how step `index` started: its error, and the sequence
-    /// number its store gave the action (`beginStep` left it in `context`); call with the machine
-    /// locked.
-    @inline(__always)
-    func record(_ begun: StepStart, of index: Int, context: ThreadContext) {
-        guard begun.error != nil || keepsSequenceNumbers else { return }
-        record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
-    }
-
-    /// Records how step `index` started and tells the machine; call with the machine locked.
+    /// Step `index` started as `begun`: keeps what the result needs of it (its error, and the
+    /// sequence number its store gave the action, which `beginStep` left in `context`) and tells
+    /// the machine; call with the machine locked.
     ///
     /// - Returns: The step's operation when the transaction was stopped in the meantime: the
     ///   caller cancels it once it has unlocked.
     @inline(__always)
     func recordStarted(_ index: Int, _ begun: StepStart, context: ThreadContext) -> Operation? {
-        record(begun, of: index, context: context)
+        if begun.error != nil || keepsSequenceNumbers {
+            record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
+        }
         let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
         return stopped ? begun.operation : nil
     }
