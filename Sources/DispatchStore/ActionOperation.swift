@@ -29,19 +29,9 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
 
     /// The action this operation handles.
     public let action: Action
-    private let storeReference: StoreReference
-    private let body: ((ActionOperation<State, Action>, Action, Store<State, Action>) -> Void)?
-    /// Whether this is a store's shared, already-finished stand-in for an inline reduction.
-    let isPlaceholder: Bool
-
-    private enum StoreReference {
-        case strong(Store<State, Action>)
-        case placeholder(UnownedStore)
-    }
-
-    private struct UnownedStore {
-        unowned let store: Store<State, Action>
-    }
+    /// The store whose state this operation changes.
+    public let store: Store<State, Action>
+    private let body: (ActionOperation<State, Action>, Action, Store<State, Action>) -> Void
 
     /// Where the operation stands, behind its lock.
     ///
@@ -66,29 +56,9 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
             ) -> Void
     ) {
         self.action = action
-        self.storeReference = .strong(store)
+        self.store = store
         self.body = body
-        self.isPlaceholder = false
         super.init()
-    }
-
-    /// The store's shared stand-in, finished at once so that operations depending on it are ready.
-    init(placeholderFor store: Store<State, Action>, action: Action) {
-        self.action = action
-        self.storeReference = .placeholder(UnownedStore(store: store))
-        self.body = nil
-        self.isPlaceholder = true
-        super.init()
-        name = "DispatchStore inline reduction (\(store.identifier))"
-        start()
-    }
-
-    /// The store whose state this operation changes.
-    public var store: Store<State, Action> {
-        switch storeReference {
-        case .strong(let store): store
-        case .placeholder(let reference): reference.store
-        }
     }
 
     /// Always `true`: the operation finishes when ``finish()`` is called, not when its body returns.
@@ -122,7 +92,7 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
             return true
         }
         guard claimed else { return }
-        guard let body, !isCancelled else {
+        guard !isCancelled else {
             _ = complete(error: nil)
             return
         }
@@ -200,14 +170,6 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         for handler in handlers {
             handler()
         }
-    }
-
-    /// Adds a dependency; ignored on the already-finished stand-in of an inline reduction.
-    ///
-    /// - Parameter operation: The operation that must finish before this one starts.
-    public override func addDependency(_ operation: Operation) {
-        if isPlaceholder { return }
-        super.addDependency(operation)
     }
 
     /// `ActionOperation(<store>, <action>)`.

@@ -1,13 +1,12 @@
-/// The business logic of a store: turns each action into the operation that changes the state.
+/// The business logic of a store: applies each action to the state, at once or through an operation.
 ///
 /// Subclass it and override one of two methods:
 ///
-/// - ``reduce(_:into:)`` for synchronous changes. This is the fast path: the dispatcher may run it
+/// - ``reduce(_:into:)`` for synchronous changes. This is the fast path: the dispatcher runs it
 ///   right away under the store's lock, without creating an `Operation`.
 /// - ``operation(for:in:)`` when an action needs asynchronous work, cancellation or operation
-///   dependencies: return a new `ActionOperation` that calls `finish()` when done. Its default
-///   implementation wraps ``reduce(_:into:)``, so an override may return
-///   `super.operation(for:in:)` for the actions it does not treat specially.
+///   dependencies: return a new `ActionOperation` that calls `finish()` when done, or `nil` (what
+///   the default implementation returns) to have the action applied through ``reduce(_:into:)``.
 ///
 /// ```swift
 /// final class CounterReducer: Reducer<Counter, CounterAction> {
@@ -27,35 +26,32 @@ open class Reducer<State: StateType, Action: ActionType> {
     /// Creates a reducer.
     public init() {}
 
-    /// Returns the operation that handles `action` for `store`.
+    /// Returns the operation that handles `action` for `store`, or `nil` to apply
+    /// ``reduce(_:into:)``.
     ///
     /// The dispatcher calls this when the store's turn comes in a transaction, on the thread that
-    /// runs it, and starts the returned operation at once (after the operations of the stores it
-    /// waits for finished). Return a new operation for every call.
+    /// runs it. When it returns an operation, the dispatcher starts it at once (after the operations
+    /// of the stores it waits for finished); return a new operation for every call. When it returns
+    /// `nil`, the dispatcher calls ``reduce(_:into:)`` at once, under the store's lock.
     ///
-    /// The default implementation applies ``reduce(_:into:)``. When the dispatcher is the caller, it
-    /// reduces at once under the store's lock and returns a shared operation that has already
-    /// finished, so configuring the returned operation (dependencies, completion block) has no
-    /// effect; otherwise it returns a new operation that reduces when started.
+    /// The default implementation returns `nil`. An override may return an operation for some
+    /// actions and `super.operation(for:in:)` (or `nil`) for the others, which ``reduce(_:into:)``
+    /// then handles. An override may also declare a non-optional return type when it always returns
+    /// an operation.
     ///
     /// - Parameters:
     ///   - action: The dispatched action.
     ///   - store: The store being updated.
-    /// - Returns: The operation that changes the store's state and finishes.
-    open func operation(for action: Action, in store: Store<State, Action>) -> ActionOperation<State, Action> {
-        if let reduced = store.reduceInline(action, with: self) {
-            return reduced
-        }
-        return ActionOperation(action: action, store: store) { operation, action, store in
-            store.updateState { state in self.reduce(action, into: &state) }
-            operation.finish()
-        }
+    /// - Returns: The operation that changes the store's state and finishes, or `nil`.
+    open func operation(for action: Action, in store: Store<State, Action>) -> ActionOperation<State, Action>? {
+        nil
     }
 
     /// Changes `state` for `action`, synchronously.
     ///
-    /// Runs under the store's lock: keep it quick and pure; do not read or update the same store from
-    /// here, and do not dispatch `.sync` to it. The default implementation does nothing.
+    /// The dispatcher calls it under the store's lock when ``operation(for:in:)`` returns `nil`:
+    /// keep it quick and pure; do not read or update the same store from here, and do not dispatch
+    /// `.sync` to it. The default implementation does nothing.
     ///
     /// - Parameters:
     ///   - action: The dispatched action.

@@ -1,38 +1,8 @@
 import Foundation
 
 extension Store {
-    /// Runs `reduce(_:into:)` at once when the dispatcher is asking this store's reducer for an
-    /// operation on this thread; called by the default `Reducer.operation(for:in:)`.
-    ///
-    /// - Returns: The store's already-finished placeholder operation, or `nil` when the call does not
-    ///   come from the dispatcher (the caller then builds a real operation).
-    func reduceInline(_ action: Action, with reducer: Reducer<State, Action>) -> ActionOperation<State, Action>? {
-        let context = ThreadContext.current(key: contextKey)
-        guard context.inlineStore == ObjectIdentifier(self) else { return nil }
-        guard guarded.lockUnlessOwned() else {
-            context.inlineResult = .reentrant
-            return ActionOperation(placeholderFor: self, action: action)
-        }
-        reducer.reduce(action, into: &storage.pointee)
-        let sequenceNumber = withBookkeepingLocked { bookkeeping in
-            bookkeeping.sequenceNumber += 1
-            return bookkeeping.sequenceNumber
-        }
-        let notified = queueChangeIfObservedLocked(action: action)
-        let marker: ActionOperation<State, Action>
-        if let existing = inlineMarker.pointee {
-            marker = existing
-        } else {
-            marker = ActionOperation(placeholderFor: self, action: action)
-            inlineMarker.pointee = marker
-        }
-        guarded.unlock()
-        context.inlineResult = .reduced(notified: notified)
-        context.appliedSequenceNumber = sequenceNumber
-        return marker
-    }
-
-    /// Asks the reducer for the operation of one action and starts it; see `StoreEntry`.
+    /// Asks the reducer for the operation of one action and starts it, or applies the action at once
+    /// through `reduce(_:into:)` when the reducer returns none; see `StoreEntry`.
     ///
     /// Leaves the sequence number the store gave the action in `context.appliedSequenceNumber` (0
     /// when the step did not apply it, or not yet).
@@ -44,35 +14,12 @@ extension Store {
     ) -> StepStart {
         // The route only holds stores whose `Action` is the dispatched action's type.
         let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
-        let savedStore = context.inlineStore
-        let savedResult = context.inlineResult
-        context.inlineStore = ObjectIdentifier(self)
-        context.inlineResult = .none
-        let operation = reducer.operation(for: action, in: self)
-        let inline = context.inlineResult
-        context.inlineStore = savedStore
-        context.inlineResult = savedResult
-
-        if operation.isPlaceholder {
-            // `reduceInline` set `appliedSequenceNumber`.
-            switch inline {
-            case .reduced(let notified):
-                return .finished(needsDelivery: notified)
-            case .reentrant:
-                context.appliedSequenceNumber = 0
-                return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
-            case .none:
-                context.appliedSequenceNumber = 0
-                return .finished(needsDelivery: false)
-            }
+        guard let operation = reducer.operation(for: action, in: self) else {
+            return reduceInline(action, context: context)
         }
         context.appliedSequenceNumber = 0
-        let notifiedInline: Bool
-        if case .reduced(true) = inline { notifiedInline = true } else { notifiedInline = false }
-
         guard operation.claimForDispatcher() else {
-            let error = DispatchError.operationReused(identifier)
-            return .failed(error, needsDelivery: notifiedInline)
+            return .failed(DispatchError.operationReused(identifier), needsDelivery: false)
         }
         // A custom operation would deadlock in updateState if this thread already holds the lock.
         guard guarded.lockUnlessOwned() else {
@@ -93,13 +40,34 @@ extension Store {
             if let (status, ranBody) = operation.runInline() {
                 let (notified, sequenceNumber) = endOperation(action: action, ranBody: ranBody)
                 context.appliedSequenceNumber = sequenceNumber
-                return .ended(operation, status, needsDelivery: notified || notifiedInline)
+                return .ended(operation, status, needsDelivery: notified)
             }
         } else {
             // The reducer gave the operation dependencies of its own; let a queue wait for them.
             OperationQueues.externalDependencies.addOperation(operation)
         }
         return .running(operation)
+    }
+
+    /// Applies `action` through `reduce(_:into:)` under the store's lock, numbers it and queues the
+    /// change for the observers.
+    ///
+    /// - Returns: A finished step, or a failed one when this thread already holds the store's lock
+    ///   (a `.sync` dispatch from inside the store's own `updateState` or `reduce(_:into:)`).
+    private func reduceInline(_ action: Action, context: ThreadContext) -> StepStart {
+        guard guarded.lockUnlessOwned() else {
+            context.appliedSequenceNumber = 0
+            return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
+        }
+        reducer.reduce(action, into: &storage.pointee)
+        let sequenceNumber = withBookkeepingLocked { bookkeeping in
+            bookkeeping.sequenceNumber += 1
+            return bookkeeping.sequenceNumber
+        }
+        let notified = queueChangeIfObservedLocked(action: action)
+        guarded.unlock()
+        context.appliedSequenceNumber = sequenceNumber
+        return .finished(needsDelivery: notified)
     }
 
     func abandon(_ operation: Operation) {

@@ -44,11 +44,6 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// The state, guarded by `guarded`'s lock; behind a pointer, so that mutating it needs no dynamic
     /// exclusivity check and unspecialised code no metadata of a generic wrapper (S1).
     let storage: UnsafeMutablePointer<State>
-    /// The store's shared, already-finished stand-in for inline reductions, created on first use; guarded by
-    /// `guarded`'s lock.
-    ///
-    /// Behind a pointer, so that the inline path reads it without an exclusivity check or a closure (S1).
-    let inlineMarker: UnsafeMutablePointer<ActionOperation<State, Action>?>
     /// The committed states waiting for the observers, in commit order; guarded by `guarded`'s lock.
     let pendingChanges = ChangeQueue<State, Action>()
     /// Where delivery stands, guarded by `deliveryLock`, which is recursive: an observer callback
@@ -56,7 +51,6 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     let cursor = DeliveryCursor<State, Action>()
     /// A lock with no value of its own: the cursor lives in its own object, outside the box.
     let deliveryLock = LockedBox((), kind: .recursive)
-    let contextKey = ThreadContext.Key.shared
 
     /// Creates a store.
     ///
@@ -77,8 +71,6 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         self.waitsFor = waitsFor
         self.storage = .allocate(capacity: 1)
         self.storage.initialize(to: initialState)
-        self.inlineMarker = .allocate(capacity: 1)
-        self.inlineMarker.initialize(to: nil)
         self.lockRank = nextLockRank()
     }
 
@@ -89,8 +81,6 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         }
         storage.deinitialize(count: 1)
         storage.deallocate()
-        inlineMarker.deinitialize(count: 1)
-        inlineMarker.deallocate()
     }
 
     /// A snapshot of the current state, read under the store's lock.

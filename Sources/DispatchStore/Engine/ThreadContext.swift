@@ -14,23 +14,9 @@ import Darwin
 /// (`Thread.current.threadDictionary` costs far more). Only the owning thread reads or writes it.
 @dynamicMemberLookup
 struct ThreadContext {
-    /// What happened when the default `Reducer.operation(for:in:)` ran inline.
-    enum InlineResult {
-        /// Nothing ran inline.
-        case none
-        /// `reduce(_:into:)` ran under the store's lock; `notified` tells whether a change was queued.
-        case reduced(notified: Bool)
-        /// The store's lock is already held by this thread: the dispatch is re-entrant.
-        case reentrant
-    }
-
     /// The fields, read and written through the context as if they were its own
-    /// (`context.inlineStore`).
+    /// (`context.deliveryDepth`).
     struct State {
-        /// The store whose reducer the dispatcher is asking for an operation on this thread, if any.
-        var inlineStore: ObjectIdentifier?
-        /// Set by the default `Reducer.operation(for:in:)` when it ran inline for `inlineStore`.
-        var inlineResult = InlineResult.none
         /// How many observer deliveries this thread is inside (observers may dispatch and deliver
         /// again).
         var deliveryDepth = 0

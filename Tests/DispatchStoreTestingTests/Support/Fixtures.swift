@@ -205,7 +205,7 @@ final class LoaderReducer: Reducer<Loader, LoaderAction> {
     override func operation(
         for action: LoaderAction,
         in store: Store<Loader, LoaderAction>
-    ) -> ActionOperation<Loader, LoaderAction> {
+    ) -> ActionOperation<Loader, LoaderAction>? {
         guard action == .load else { return super.operation(for: action, in: store) }
         let response = response
         let items = items
