@@ -114,3 +114,106 @@ final class Engine: Sendable {
         return idleness.wait(until: deadline, drainMainLane: drain)
     }
 }
+
+extension Engine {
+    // MARK: Shutdown
+
+    /// Whether a shutdown began: the engine takes no new actions.
+    var isClosed: Bool {
+        state.withLockedValue { $0.isClosed }
+    }
+
+    /// Closes the engine to new actions and registrations (idempotent).
+    ///
+    /// - Returns: The lanes' run counts at the instant it closed.
+    func close() -> (completed: Int, cancelled: Int) {
+        state.withLockedValue { state in
+            state.isClosed = true
+            return laneCounts
+        }
+    }
+
+    /// The lanes' run counts added up: completed, and cancelled by a shutdown.
+    var laneCounts: (completed: Int, cancelled: Int) {
+        lanes.reduce((0, 0)) { total, lane in
+            let counts = lane.counts
+            return (total.0 + counts.completed, total.1 + counts.cancelled)
+        }
+    }
+
+    /// How many dispatches were rejected since the engine closed.
+    var rejectedDispatches: Int {
+        state.withLockedValue { $0.rejectedCount }
+    }
+
+    /// Cancels every queued or waiting run, and every one queued later.
+    ///
+    /// - Returns: How many waiting runs this cancelled (queued ones count as their lanes take them).
+    func cancelInFlight() -> Int {
+        for lane in lanes {
+            lane.cancelQueuedRuns()
+        }
+        return suspendedRuns.cancelAll()
+    }
+
+    /// Gives up on every run still waiting for an operation, and on every one that starts waiting
+    /// later: each completes now, with the stores still running reported as cancelled.
+    ///
+    /// - Returns: How many runs this gave up on.
+    func giveUpInFlight() -> Int {
+        suspendedRuns.giveUpAll()
+    }
+}
+
+private let transactionIDBlocks = LockedBox<UInt64>(0)
+
+/// Reserves a block of transaction ids, so that ids are unique in the process without a global
+/// lock per dispatch.
+///
+/// - Parameter size: How many ids to reserve.
+/// - Returns: The first id of the block and the id after its last.
+func reserveTransactionIDBlock(size: UInt64 = 4096) -> (UInt64, UInt64) {
+    transactionIDBlocks.withLockedValue { next in
+        defer { next += size }
+        return (next + 1, next + 1 + size)
+    }
+}
+
+/// Queues shared by all dispatchers.
+enum OperationQueues {
+    /// Runs operations that a reducer gave dependencies of its own, once those finish.
+    static let externalDependencies: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = externalDependenciesUnderlying.label
+        queue.underlyingQueue = externalDependenciesUnderlying
+        return queue
+    }()
+
+    /// Retained here: `OperationQueue.underlyingQueue` does not retain its queue.
+    private static let externalDependenciesUnderlying = DispatchQueue(label: "DispatchStore.externalDependencies")
+
+    /// Fires transaction timeouts.
+    ///
+    /// Serial, so it gets a thread even when the worker pool is busy.
+    static let timers = DispatchQueue(label: "DispatchStore.timeouts")
+
+    /// Reports the dispatches a shut-down dispatcher rejects.
+    static let rejections = DispatchQueue(label: "DispatchStore.rejections")
+}
+
+/// Tells whether the caller runs on the main queue or the main thread.
+///
+/// On Linux, under `dispatchMain()` the main queue's blocks run on a worker thread, where
+/// `Thread.isMainThread` is false; a queue-specific key set on the main queue finds them.
+enum MainQueue {
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the calling code runs on the main thread or in a block of the main queue.
+    static var isCurrent: Bool {
+        ThreadContext.current.isMainThread || DispatchQueue.getSpecific(key: key) == true
+    }
+}

@@ -229,79 +229,109 @@ final class Lane: @unchecked Sendable {
         slots[slot].addOperation { [self] in drain(slot) }
     }
 
-    private func drain(_ slot: Int) {
-        let batch = batchBuffers[slot]
+    /// What a drainer does after each look at the lane, decided under the lane's lock and carried
+    /// out outside it, in the manner of swift-async-algorithms' state machines.
+    private enum DrainAction {
+        /// Drive the `count` runs the batch buffer now holds; cancel each first when `cancelling`.
+        case drive(count: Int, cancelling: Bool)
+        /// Free these spare runs, then look again: the lane is about to become idle, and waiting for
+        /// idleness includes freeing the runs kept for the burst, instead of the next work paying
+        /// for it (S6 after S5).
+        case freeSpares([TransactionRun])
+        /// Give the main queue back (to the user interface, other dispatchers), then go on in a new
+        /// drainer.
+        case yield
+        /// Nothing to drive: the drainer's slot is free again.
+        case stop
+    }
+
+    /// What a drainer hands back to its lane at each look: the runs it completed since the last one.
+    private struct Done {
         var completed = 0
         var cancelled = 0
-        var driven = 0
+        /// The completed runs that can be reused.
         var reusable: [TransactionRun] = []
+    }
+
+    private func drain(_ slot: Int) {
+        let batch = batchBuffers[slot]
+        var done = Done()
+        var driven = 0
         while true {
-            state.lock()
-            var surplus: [TransactionRun] = []
-            let (count, cancelling, released, yielding): (Int, Bool, Lane?, Bool) = state.withValueWhileLocked {
-                state in
-                keepSparesLocked(reusable, in: &state)
-                if completed > 0 && completed == state.outstanding && state.spareRuns.count > Lane.idleSpareLimit {
-                    // The lane is about to become idle. The runs kept for the burst are freed first,
-                    // outside the lock, and the runs counted as done after that: waiting for
-                    // idleness includes freeing them, instead of the next work paying for it (S6
-                    // after S5).
-                    surplus = Array(state.spareRuns[Lane.idleSpareLimit...])
-                    state.spareRuns.removeSubrange(Lane.idleSpareLimit...)
-                    return (-1, false, nil, false)
-                }
-                let released = completeLocked(&state, count: completed)
-                state.cancelledRuns += cancelled
-                if kind == .main && driven >= Lane.mainBatchLimit && !state.queue.isEmpty {
-                    // Give the main queue back (to the user interface, other dispatchers), then go on.
-                    return (0, false, released, true)
-                }
-                // Several runs per lock; concurrent drainers share what is queued.
-                let limit =
-                    kind == .concurrent
-                    ? max(1, min(Lane.batchLimit / 2, state.queue.count / slots.count)) : Lane.batchLimit
-                let count = state.blocked ? 0 : state.queue.popFirst(upTo: limit, into: batch)
-                if count == 0 { state.freeSlots.append(slot) }
-                return (count, state.cancelsRuns, released, false)
+            var released: Lane?
+            let action = state.withLockedValue { state in
+                nextDrainAction(slot: slot, done: done, driven: driven, released: &released, in: &state)
             }
-            state.unlock()
-            reusable.removeAll(keepingCapacity: count != 0)
-            if count < 0 {
-                surplus.removeAll()
-                continue
-            }
-            completed = 0
-            cancelled = 0
+            done.reusable.removeAll(keepingCapacity: true)
+            if case .freeSpares = action { continue }
+            done.completed = 0
+            done.cancelled = 0
             withExtendedLifetime(released) {}
-            if yielding {
-                scheduleDrainer(slot)
+            guard case .drive(let count, let cancelling) = action else {
+                if case .yield = action { scheduleDrainer(slot) }
                 return
             }
-            if count == 0 { return }
             for position in 0..<count {
                 var run = (batch + position).move()
                 driven += 1
-                if _slowPath(cancelling), run.requestCancel() { cancelled += 1 }
+                if _slowPath(cancelling), run.requestCancel() { done.cancelled += 1 }
                 let alone = isKnownUniquelyReferenced(&run)
                 let rest = (start: batch + position + 1, count: count - position - 1)
                 if drive(run, alone: alone, slot: slot, remaining: rest.start, remainingCount: rest.count) {
-                    completed += 1
+                    done.completed += 1
                     if isKnownUniquelyReferenced(&run) && run.clearForReuse() {
-                        reusable.append(consume run)  // Moved: no retain and release (S4).
+                        done.reusable.append(consume run)  // Moved: no retain and release (S4).
                     }
                 } else if kind == .serial {
                     // The lane is blocked by the suspended run, so it is not idle: the spares are kept.
                     let released = state.withLockedValue { state in
-                        keepSparesLocked(reusable, in: &state)
-                        state.cancelledRuns += cancelled
-                        return completeLocked(&state, count: completed)
+                        keepSparesLocked(done.reusable, in: &state)
+                        state.cancelledRuns += done.cancelled
+                        return completeLocked(&state, count: done.completed)
                     }
-                    reusable.removeAll()
                     withExtendedLifetime(released) {}
                     return
                 }
             }
         }
+    }
+
+    /// Takes what the drainer of `slot` hands back and decides what it does next; call with the
+    /// lane locked.
+    ///
+    /// - Parameters:
+    ///   - slot: The drainer's slot.
+    ///   - done: What the drainer completed since its last look.
+    ///   - driven: How many runs the drainer drove so far.
+    ///   - released: Set to the lane's reference to itself when it became idle: the drainer drops it
+    ///     after unlocking, which may release the lane.
+    ///   - state: The lane's state.
+    /// - Returns: What the drainer does next.
+    private func nextDrainAction(
+        slot: Int,
+        done: borrowing Done,
+        driven: Int,
+        released: inout Lane?,
+        in state: inout State
+    ) -> DrainAction {
+        keepSparesLocked(done.reusable, in: &state)
+        if done.completed > 0 && done.completed == state.outstanding && state.spareRuns.count > Lane.idleSpareLimit {
+            let surplus = Array(state.spareRuns[Lane.idleSpareLimit...])
+            state.spareRuns.removeSubrange(Lane.idleSpareLimit...)
+            return .freeSpares(surplus)
+        }
+        released = completeLocked(&state, count: done.completed)
+        state.cancelledRuns += done.cancelled
+        if kind == .main && driven >= Lane.mainBatchLimit && !state.queue.isEmpty { return .yield }
+        // Several runs per lock; concurrent drainers share what is queued.
+        let limit =
+            kind == .concurrent ? max(1, min(Lane.batchLimit / 2, state.queue.count / slots.count)) : Lane.batchLimit
+        let count = state.blocked ? 0 : state.queue.popFirst(upTo: limit, into: batchBuffers[slot])
+        if count == 0 {
+            state.freeSlots.append(slot)
+            return .stop
+        }
+        return .drive(count: count, cancelling: state.cancelsRuns)
     }
 
     /// Drives `run` until it completes or suspends; `alone` when the drainer holds the only

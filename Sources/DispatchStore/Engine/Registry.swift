@@ -279,3 +279,58 @@ struct Registry {
         return removed
     }
 }
+
+extension Registry {
+    /// What the registry finds routes by: an action type, or the identifier a dispatch names.
+    protocol RouteKey: Equatable, Sendable {
+        /// A few bits that differ between keys, cheap to compute: they pick the key's slot among the
+        /// recent routes.
+        var recentSlot: Int { get }
+    }
+
+    /// A few routes by key, each in the slot a few bits of its key pick: a lookup is one
+    /// comparison, and a key whose slot another took is found in the registry's dictionaries.
+    struct RecentRoutes<Key: RouteKey>: Sendable {
+        private struct Entry {
+            var key: Key?
+            var route: Route?
+        }
+
+        private static var slots: Int {
+            8
+        }
+
+        private var entries = Array(repeating: Entry(), count: Self.slots)
+
+        subscript(key: Key) -> Route? {
+            @inline(__always) get {
+                entries.withUnsafeBufferPointer { entries in
+                    let entry = entries[key.recentSlot & (Self.slots - 1)]
+                    return entry.key == key ? entry.route : nil
+                }
+            }
+            set {
+                entries[key.recentSlot & (Self.slots - 1)] = Entry(key: key, route: newValue)
+            }
+        }
+    }
+}
+
+extension ObjectIdentifier: Registry.RouteKey {
+    /// Bits of the type's address; type metadata is at least 8-byte aligned, so the lowest bits,
+    /// always zero, are skipped.
+    var recentSlot: Int {
+        Int(truncatingIfNeeded: UInt(bitPattern: self) >> 4)
+    }
+}
+
+extension String: Registry.RouteKey {
+    /// The length and the last byte, read through `withUTF8`, which reaches the bytes directly.
+    ///
+    /// Identifiers often differ only in a final number (`store0`, `store1`), and hashing the whole
+    /// string costs more than the rest of a dispatch's registry lookup (S5).
+    var recentSlot: Int {
+        var bytes = self
+        return bytes.withUTF8 { $0.count &* 31 &+ Int($0.last ?? 0) }
+    }
+}
