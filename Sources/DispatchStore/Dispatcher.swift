@@ -182,8 +182,14 @@ public final class Dispatcher: Sendable {
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Transaction {
         let dispatched = withUnsafePointer(to: action) { pointer in
-            engine.dispatch(
-                pointer: UnsafeRawPointer(pointer),
+            // A zero-sized action has no bytes to read, and its address may be anything, null
+            // included: the engine gets a valid one, which a run can keep in an optional.
+            let address =
+                MemoryLayout<Action>.size == 0
+                ? UnsafeRawPointer(bitPattern: MemoryLayout<Action>.alignment).unsafelyUnwrapped
+                : UnsafeRawPointer(pointer)
+            return engine.dispatch(
+                pointer: address,
                 type: Action.self,
                 to: identifier,
                 mode: mode,

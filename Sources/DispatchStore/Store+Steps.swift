@@ -8,10 +8,10 @@ extension Store {
     /// when the step did not apply it, or not yet).
     func beginStep(
         _ actionPointer: UnsafeRawPointer,
-        dependencies: [Operation],
+        dependencies: [Operation]?,
         context: ThreadContext,
         makeFinishHook: () -> StepFinishHook
-    ) -> StepStart {
+    ) -> TransactionRun.StepStart {
         // The route only holds stores whose `Action` is the dispatched action's type.
         let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
         guard let operation = reducer.operation(for: action, in: self) else {
@@ -28,7 +28,7 @@ extension Store {
         withBookkeepingLocked { $0.operationsInFlight += 1 }
         guarded.unlock()
 
-        for dependency in dependencies {
+        for dependency in dependencies ?? [] {
             operation.addDependency(dependency)
         }
         let hook = makeFinishHook()
@@ -54,7 +54,7 @@ extension Store {
     ///
     /// - Returns: A finished step, or a failed one when this thread already holds the store's lock
     ///   (a `.sync` dispatch from inside the store's own `updateState` or `reduce(_:into:)`).
-    private func reduceInline(_ action: Action, context: ThreadContext) -> StepStart {
+    private func reduceInline(_ action: Action, context: ThreadContext) -> TransactionRun.StepStart {
         guard guarded.lockUnlessOwned() else {
             context.appliedSequenceNumber = 0
             return .failed(DispatchError.reentrant(identifier), needsDelivery: false)

@@ -34,7 +34,12 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Built where it is assigned, which moves it; a stored constant would cost a lazy-global check
     /// and a copy of its existential on every reuse (S5).
     static var idle: Transaction {
-        Transaction(id: 0, action: NoAction(), mode: .async, targetIdentifier: nil, links: Links())
+        Transaction(id: 0, action: noAction, mode: .async, targetIdentifier: nil, links: Links())
+    }
+
+    /// The action of ``idle``; also what a `.sync` run keeps when nobody reads its transaction (S1).
+    static var noAction: any ActionType {
+        NoAction()
     }
 
     /// A transaction with the links the engine handed back; inlined into the dispatching module, so

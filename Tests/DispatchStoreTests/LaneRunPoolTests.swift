@@ -103,8 +103,7 @@ struct LaneRunPoolTests {
     /// A run's body keeps to 256 bytes.
     ///
     /// A run is one allocation: object header, body, mutex. Its flags sit in the padding after the
-    /// transaction and after the machine, and the deadline takes 8 bytes: a 320-byte block with
-    /// glibc's `malloc` on Linux, where it took 352.
+    /// transaction, and the deadline takes 8 bytes: a 320-byte block with glibc's `malloc` on Linux.
     @Test("a run's body keeps to 256 bytes on 64-bit platforms")
     func runBodySize() {
         guard MemoryLayout<Int>.size == 8 else { return }

@@ -239,18 +239,6 @@ struct TransactionMachineTests {
         #expect(harness.machine.giveUp(.shutdown) == nil)
     }
 
-    @Test("a machine moved to other storage goes on where it was")
-    func moved() {
-        var harness = Harness(count: 2)
-        #expect(harness.machine.next(waitsFor: nil) == .start(0))
-        let other = UnsafeMutablePointer<TransactionMachine.Step>.allocate(capacity: 2)
-        defer { other.deallocate() }
-        var moved = harness.machine.moved(to: other)
-        _ = moved.started(0, ending: .finished, needsDelivery: false)
-        #expect(moved.next(waitsFor: nil) == .start(1))
-        #expect(harness.machine.steps[0].phase == .running, "the original storage is left as it was")
-    }
-
     @Test("driving a completed transaction stops the program with a message")
     func drivingAfterCompletionTraps() async {
         await #expect(processExitsWith: .failure) {

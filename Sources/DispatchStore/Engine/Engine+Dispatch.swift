@@ -54,9 +54,9 @@ extension Engine {
         }
         let id = engine.pointee.nextTransactionID
         engine.pointee.nextTransactionID += 1
-        // `nil` rather than an empty array, so that the inline path below knows there is no array
-        // to release (S1).
-        let middleware = engine.pointee.registry.middleware.isEmpty ? nil : engine.pointee.registry.middleware
+        // `nil` rather than an empty array, so that a run has no array to release (S1).
+        let hasMiddleware = !engine.pointee.registry.middleware.isEmpty
+        let middleware = hasMiddleware ? engine.pointee.registry.middleware : nil
         var route: Route?
         if let identifier {
             route = engine.pointee.registry.route(to: identifier)
@@ -64,27 +64,53 @@ extension Engine {
             route = engine.pointee.registry.route(for: type)
         }
         state.unlock()
-        var details: RunConfiguration.Details?
+        var details: TransactionRun.Details?
         // A route found by type always handles `type`; one found by `to:` may not. Checked here, so
         // that a targeted dispatch makes no call (S5).
         if _slowPath(route?.actionType != type || timeout != nil) {
             details = Self.details(of: pointer, actionType, to: identifier, timeout: timeout, route: &route)
         }
-        if mode == .sync && middleware == nil && !startCancelled && !awaited {
-            // Nothing else can reach the transaction: run it on this stack, which holds the route
-            // meanwhile, and build a transaction only if a completion or a hand-over needs one (S1).
-            InlineHost.drive(
-                id: id,
-                action: pointer,
-                actionType: actionType,
-                identifier: identifier,
-                route: route,
-                completion: completion,
-                details: details,
-                suspendedRuns: .passUnretained(suspendedRuns),
-                context: ThreadContext.current(key: contextKey)
+        if mode == .sync && !awaited {
+            // The caller's frame holds the action until the run completes: the stores read it from
+            // there, and the run keeps a transaction only for someone who reads it (S1).
+            let readsResult = hasMiddleware || completion != nil
+            let context = ThreadContext.current(key: contextKey)
+            let run = context.takeSyncRun()
+            if readsResult {
+                run.setTransaction(
+                    Transaction(
+                        id: id,
+                        action: boxedAction(at: pointer, of: actionType),
+                        mode: mode,
+                        targetIdentifier: identifier,
+                        links: Transaction.Links()
+                    )
+                )
+            }
+            run.configure(
+                route: consume route,
+                configuration: TransactionRun.Configuration(
+                    middleware: consume middleware,
+                    owner: hasMiddleware ? owner : nil,
+                    completion: completion,
+                    details: consume details,
+                    actionPointer: pointer,
+                    hasMiddleware: hasMiddleware,
+                    readsResult: readsResult,
+                    startsCancelled: startCancelled
+                )
             )
-            return Dispatched(id: id, links: Transaction.Links(route: consume route))
+            run.runOnCaller(suspendedRuns: suspendedRuns, context: context)
+            // Moved, not copied: a `var` for the uniqueness check would be retained around the drive.
+            // A run that was never shared is referenced only here (S1).
+            var finished = consume run
+            let unique = !finished.body.pointee.isShared || isKnownUniquelyReferenced(&finished)
+            if unique, let route = finished.clearForReuse() {
+                context.giveBackSyncRun(consume finished)
+                return Dispatched(id: id, links: Transaction.Links(route: route))
+            }
+            context.giveBackSyncRun(nil)
+            return Dispatched(id: id, links: Transaction.Links(route: finished.route))
         }
         // A `let`, so that the lanes consume it without a copy.
         let transaction = Transaction(
@@ -92,39 +118,45 @@ extension Engine {
             action: boxedAction(at: pointer, of: actionType),
             mode: mode,
             targetIdentifier: identifier,
-            links: Transaction.Links(route: consume route)
+            links: Transaction.Links()
         )
-        var configuration = RunConfiguration(
-            middleware: middleware ?? [],
-            owner: middleware == nil ? nil : owner,
+        let configuration = TransactionRun.Configuration(
+            middleware: consume middleware,
+            owner: hasMiddleware ? owner : nil,
             completion: completion,
-            details: details,
-            startsCancelled: startCancelled
+            details: consume details,
+            hasMiddleware: hasMiddleware,
+            readsResult: hasMiddleware || completion != nil,
+            startsCancelled: startCancelled,
+            // Awaited (`perform`), a `.sync` run lets the thread that finishes its operation go on.
+            blocksCaller: mode != .sync
         )
         switch mode {
         case .serial:
-            return Dispatched(id: id, run: serialLane.enqueue(consume transaction, consume configuration))
+            return Dispatched(
+                id: id,
+                run: serialLane.enqueue(consume transaction, consume route, consume configuration)
+            )
         case .async:
-            return Dispatched(id: id, run: concurrentLane.enqueue(consume transaction, consume configuration))
+            return Dispatched(
+                id: id,
+                run: concurrentLane.enqueue(consume transaction, consume route, consume configuration)
+            )
         case .mainThread where !MainQueue.isCurrent:
-            return Dispatched(id: id, run: mainLane.enqueue(consume transaction, consume configuration))
+            return Dispatched(id: id, run: mainLane.enqueue(consume transaction, consume route, consume configuration))
         case .mainThread:
-            let run = TransactionRun.make(lane: mainLane, transaction: transaction, configuration: configuration)
+            let run = TransactionRun.make(lane: mainLane)
+            run.configure(transaction: consume transaction, route: consume route, configuration: consume configuration)
             mainLane.adopt()
             if run.drive(suspendedRuns: suspendedRuns) == .completed { mainLane.adoptedRunCompleted() }
             return Dispatched(id: id, run: run)
-        case .sync where awaited:
-            // The run may outlive this frame: it reads the action from the transaction.
-            configuration.blocksCaller = false
-            let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
+        case .sync:
+            // Awaited (`perform`): the run may outlive this frame, and reads the action from the
+            // transaction.
+            let run = TransactionRun.make(lane: nil)
+            run.configure(transaction: consume transaction, route: consume route, configuration: consume configuration)
             _ = run.drive(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
             return Dispatched(id: id, run: run)
-        case .sync:
-            // The caller's frame holds the action until the run completes.
-            configuration.actionPointer = pointer
-            let run = TransactionRun.make(lane: nil, transaction: transaction, configuration: configuration)
-            run.runOnCaller(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
-            return Dispatched(id: id, links: Transaction.Links(route: run.route))
         }
     }
 
@@ -181,7 +213,7 @@ extension Engine {
         to identifier: String?,
         timeout: Duration?,
         route: inout Route?
-    ) -> RunConfiguration.Details? {
+    ) -> TransactionRun.Details? {
         let type = ObjectIdentifier(actionType)
         // Boxed only for a message: a dispatch with a timeout alone needs none.
         var action: String { "\(boxedAction(at: pointer, of: actionType))" }
@@ -200,7 +232,7 @@ extension Engine {
             routingError = .unhandled(action: action, type: "\(actionType)")
         }
         guard timeout != nil || routingError != nil else { return nil }
-        return RunConfiguration.Details(timeout: timeout, routingError: routingError)
+        return TransactionRun.Details(timeout: timeout, routingError: routingError)
     }
 
     /// Ends a dispatch made after the shutdown began: no store sees it; the middleware's `didFinish`
@@ -215,8 +247,8 @@ extension Engine {
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Dispatched {
         let (id, _) = reserveTransactionIDBlock(size: 1)
-        let run = TransactionRun.make(
-            lane: nil,
+        let run = TransactionRun.make(lane: nil)
+        run.configure(
             transaction: Transaction(
                 id: id,
                 action: action,
@@ -224,11 +256,14 @@ extension Engine {
                 targetIdentifier: identifier,
                 links: Transaction.Links()
             ),
-            configuration: RunConfiguration(
-                middleware: middleware,
+            route: nil,
+            configuration: TransactionRun.Configuration(
+                middleware: middleware.isEmpty ? nil : middleware,
                 owner: middleware.isEmpty ? nil : owner,
                 completion: completion,
-                details: RunConfiguration.Details(timeout: nil, routingError: .shutDown(action: "\(action)")),
+                details: TransactionRun.Details(timeout: nil, routingError: .shutDown(action: "\(action)")),
+                hasMiddleware: !middleware.isEmpty,
+                readsResult: !middleware.isEmpty || completion != nil,
                 startsCancelled: false
             )
         )

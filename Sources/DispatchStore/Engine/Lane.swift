@@ -114,12 +114,20 @@ final class Lane: @unchecked Sendable {
     /// transaction (its route, its action) for as long as it lives, without racing with a reuse.
     ///
     /// - Returns: The queued run, for the transaction handed back to the dispatching code.
-    func enqueue(_ transaction: consuming Transaction, _ configuration: consuming RunConfiguration) -> TransactionRun {
+    func enqueue(
+        _ transaction: consuming Transaction,
+        _ route: consuming Route?,
+        _ configuration: consuming TransactionRun.Configuration
+    ) -> TransactionRun {
         state.lock()
         if let spare = state.valuePointer.pointee.spareRuns.popLast() {
             // Configured in the same critical section: a spare run holds no references that
             // configuring could release, so nothing is called out under the lock.
-            spare.configure(transaction: consume transaction, configuration: consume configuration)
+            spare.configure(
+                transaction: consume transaction,
+                route: consume route,
+                configuration: consume configuration
+            )
             // Queued under the same lock: the drainer cannot reuse the run before the caller's
             // transaction refers to it.
             let run = spare
@@ -130,11 +138,8 @@ final class Lane: @unchecked Sendable {
             return run
         }
         state.unlock()
-        let run = TransactionRun.make(
-            lane: self,
-            transaction: consume transaction,
-            configuration: consume configuration
-        )
+        let run = TransactionRun.make(lane: self)
+        run.configure(transaction: consume transaction, route: consume route, configuration: consume configuration)
         state.lock()
         state.valuePointer.pointee.createdRuns += 1
         let slot = appendLocked(run, to: &state.valuePointer.pointee)
@@ -279,7 +284,7 @@ final class Lane: @unchecked Sendable {
                 let rest = (start: batch + position + 1, count: count - position - 1)
                 if drive(run, alone: alone, slot: slot, remaining: rest.start, remainingCount: rest.count) {
                     done.completed += 1
-                    if isKnownUniquelyReferenced(&run) && run.clearForReuse() {
+                    if isKnownUniquelyReferenced(&run) && run.clearForReuse() != nil {
                         done.reusable.append(consume run)  // Moved: no retain and release (S4).
                     }
                 } else if kind == .serial {

@@ -1,5 +1,9 @@
 import Foundation
 
+/// What the engine calls when a store's operation that was still running finishes: its status, and
+/// the sequence number the store gave the action (0 when the operation never ran its body).
+typealias StepFinishHook = @Sendable (StoreOutcome.Status, UInt64) -> Void
+
 /// A store as the engine sees it, without its generic types.
 ///
 /// The engine is not generic: generic code that is not specialised for the caller's types looks
@@ -37,8 +41,8 @@ protocol StoreEntry: AnyStore {
     /// - Returns: How the step started, or its status when it already finished.
     func beginStep(
         _ action: UnsafeRawPointer,
-        dependencies: [Operation],
+        dependencies: [Operation]?,
         context: ThreadContext,
         makeFinishHook: () -> StepFinishHook
-    ) -> StepStart
+    ) -> TransactionRun.StepStart
 }

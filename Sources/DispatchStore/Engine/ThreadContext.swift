@@ -28,7 +28,19 @@ struct ThreadContext {
         /// Whether this is the process's main thread (computed once; `Thread.isMainThread` is slow
         /// on Linux).
         let isMainThread: Bool
+        /// How many `.sync` dispatches this thread is inside.
+        var syncDepth = 0
+        /// The runs kept for this thread's `.sync` dispatches, one per level of nesting, for the
+        /// first ``syncRunLevels`` levels; `nil` where none is kept (or it is in use).
+        let syncRuns: UnsafeMutablePointer<TransactionRun?> = {
+            let runs = UnsafeMutablePointer<TransactionRun?>.allocate(capacity: ThreadContext.syncRunLevels)
+            runs.initialize(repeating: nil, count: ThreadContext.syncRunLevels)
+            return runs
+        }()
     }
+
+    /// How many levels of nested `.sync` dispatches keep a run for the next dispatch.
+    static let syncRunLevels = 4
 
     private let state: UnsafeMutablePointer<State>
 
@@ -63,6 +75,31 @@ struct ThreadContext {
         @inline(__always) nonmutating set { state.pointee[keyPath: field] = newValue }
     }
 
+    /// Takes a run for a `.sync` dispatch on this thread: the one kept for its level of nesting, or
+    /// a new one.
+    ///
+    /// Pair it with ``giveBackSyncRun(_:)``: the calls nest like the dispatches.
+    @inline(__always)
+    func takeSyncRun() -> TransactionRun {
+        let level = state.pointee.syncDepth
+        state.pointee.syncDepth = level &+ 1
+        // Moved out of its slot, which is left empty: no retain and release (S1).
+        if level < Self.syncRunLevels, let run = state.pointee.syncRuns[level].take() { return run }
+        return TransactionRun.make(lane: nil)
+    }
+
+    /// Ends a `.sync` dispatch's use of `run`, keeping it for the next dispatch at the same level of
+    /// nesting when it can be reused.
+    ///
+    /// - Parameter run: The run, cleared for reuse; `nil` when it cannot be reused.
+    @inline(__always)
+    func giveBackSyncRun(_ run: consuming TransactionRun?) {
+        let level = state.pointee.syncDepth &- 1
+        state.pointee.syncDepth = level
+        // The slot is empty since `takeSyncRun()`: initialized, not assigned (no release of `nil`).
+        if level < Self.syncRunLevels { (state.pointee.syncRuns + level).initialize(to: consume run) }
+    }
+
     /// A constant field of the calling thread's ``State``.
     subscript<Value>(dynamicMember field: KeyPath<State, Value>) -> Value {
         @inline(__always) get { state.pointee[keyPath: field] }
@@ -72,12 +109,16 @@ struct ThreadContext {
 #if canImport(Darwin)
 private func releaseThreadContext(_ raw: UnsafeMutableRawPointer) {
     let state = raw.assumingMemoryBound(to: ThreadContext.State.self)
+    state.pointee.syncRuns.deinitialize(count: ThreadContext.syncRunLevels)
+    state.pointee.syncRuns.deallocate()
     state.deinitialize(count: 1)
     state.deallocate()
 }
 #else
 private func releaseThreadContext(_ raw: UnsafeMutableRawPointer?) {
     guard let state = raw?.assumingMemoryBound(to: ThreadContext.State.self) else { return }
+    state.pointee.syncRuns.deinitialize(count: ThreadContext.syncRunLevels)
+    state.pointee.syncRuns.deallocate()
     state.deinitialize(count: 1)
     state.deallocate()
 }

@@ -87,7 +87,7 @@ struct TransactionMachine {
     ///   - reportsNeedWork: Whether the run has middleware to call for every step.
     ///   - cancelled: Whether the transaction starts cancelled (every step is skipped).
     @inline(__always)
-    init(steps: UnsafeMutablePointer<Step>, count: Int, reportsNeedWork: Bool, cancelled: Bool) {
+    init(steps: UnsafeMutablePointer<Step>, count: Int, reportsNeedWork: Bool, cancelled: Bool = false) {
         if count == 1 {
             // Most routes have one store: a store of one byte, not a call to memset (S1).
             steps.pointee = Step()
@@ -100,12 +100,9 @@ struct TransactionMachine {
         self.isCancelled = cancelled
     }
 
-    /// The same machine, over a copy of its steps in `storage` (room for `count` steps).
-    func moved(to storage: UnsafeMutablePointer<Step>) -> TransactionMachine {
-        storage.update(from: steps, count: count)
-        var copy = self
-        copy.steps = storage
-        return copy
+    /// Where a machine with no steps points: never read or written (its count is 0).
+    static var noSteps: UnsafeMutablePointer<Step> {
+        UnsafeMutablePointer(bitPattern: MemoryLayout<Step>.alignment).unsafelyUnwrapped
     }
 
     /// Stops the program: an event arrived that the machine's state does not allow (a broken invariant of the engine).

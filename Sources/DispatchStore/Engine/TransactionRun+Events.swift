@@ -1,8 +1,19 @@
 import Foundation
 
-/// What other threads do to a run: an operation finishing, a cancellation, a timeout or a shutdown
-/// giving up, and the hand-back that follows.
+/// What reaches a run from other threads: an operation finishing, a cancellation, a timeout or a
+/// shutdown giving up, and the hand-back that follows; and how a run gets ready for them when it
+/// lets go of its driver.
 extension TransactionRun {
+    /// What step `index`'s operation calls if it finishes after starting (on any thread).
+    func finishHook(for index: Int) -> StepFinishHook {
+        // The operation may finish on another thread from now on.
+        body.pointee.isShared = true
+        let reference = Reference(run: self)
+        return { status, sequenceNumber in
+            reference.run.stepFinished(index, status: status, sequenceNumber: sequenceNumber)
+        }
+    }
+
     /// Called, once per step, when an operation that was still running finishes (on any thread).
     func stepFinished(_ index: Int, status: StoreOutcome.Status, sequenceNumber: UInt64) {
         lock()
@@ -35,7 +46,7 @@ extension TransactionRun {
     func requestCancel() -> Bool {
         lock()
         let steps = machine.pointee.cancel()
-        let running = steps.map { runState.pointee.operations(at: $0) } ?? []
+        let running = steps.map { operations(at: $0) } ?? []
         // Read under the lock: once it is released, the run's driver may clear it for reuse.
         let reachesStores = route != nil
         unlock()
@@ -54,7 +65,7 @@ extension TransactionRun {
         lock()
         let given = machine.pointee.giveUp(reason)
         let running = given.map { given in
-            given.steps.compactMap { index in runState.pointee.operations(at: [index]).first.map { (index, $0) } }
+            given.steps.compactMap { index in operations(at: [index]).first.map { (index, $0) } }
         }
         unlock()
         for (index, operation) in running ?? [] {
@@ -71,13 +82,64 @@ extension TransactionRun {
             lane.resume(self)
         } else if body.pointee.configuration.blocksCaller {
             lock()
-            let signal = runState.pointee.callerSignal
+            let signal = body.pointee.callerSignal
             unlock()
             signal?.signal()
         } else {
             // Nobody waits for the run: go on on this thread (it is registered already).
             _ = drive(suspendedRuns: nil)
         }
+    }
+
+    /// Called with the machine locked when the machine says the run must wait for an operation.
+    ///
+    /// - Returns: What a shutdown in progress wants done to the run.
+    func prepareToWait(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
+        precondition(body.pointee.isShared, "DispatchStore: a run waits for an operation nobody can finish")
+        var policy = SuspendedRuns.Policy.none
+        if !body.pointee.hasSuspended {
+            body.pointee.hasSuspended = true
+            if body.pointee.configuration.blocksCaller && !body.pointee.isQueued {
+                body.pointee.callerSignal = DispatchSemaphore(value: 0)
+            }
+            if let suspendedRuns {
+                body.pointee.registeredIn = suspendedRuns
+                policy = suspendedRuns.add(self)
+            }
+        }
+        if body.pointee.deadline != 0 && !body.pointee.timerArmed {
+            body.pointee.timerArmed = true
+            let reference = WeakReference(run: self)
+            OperationQueues.timers.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: body.pointee.deadline)) {
+                _ = reference.run?.giveUp(.timeout)
+            }
+        }
+        return policy
+    }
+
+    /// Carries out a shutdown's policy on the run, outside the lock.
+    func apply(_ policy: SuspendedRuns.Policy) {
+        switch policy {
+        case .none: break
+        case .cancel: requestCancel()
+        case .giveUp: giveUp(.shutdown)
+        }
+    }
+
+    /// The transaction completed: the run leaves the shutdown's list, before the result is reported.
+    @inline(__always)
+    func didComplete() {
+        // Only a run that waited registered.
+        if body.pointee.hasSuspended { unregister() }
+    }
+
+    /// Removes the run from the list of runs that wait, where it registered when it first waited.
+    private func unregister() {
+        let locked = lockMachine()
+        let registeredIn = body.pointee.registeredIn
+        body.pointee.registeredIn = nil
+        unlockMachine(locked)
+        registeredIn?.remove(self)
     }
 }
 

@@ -1,0 +1,233 @@
+import Foundation
+
+/// The one loop that drives every run: it asks the machine what comes next and carries it out,
+/// outside the run's lock.
+///
+/// For each step the machine says to start, it announces the step to the middleware, starts the
+/// store's operation, and tells the machine how it started; for each step that ended, it delivers
+/// the store's changes and reports the step; once every step is reported, it calls the middleware's
+/// `didFinish` and the completion, exactly once.
+extension TransactionRun {
+    /// Drives the run until it completes or waits for an operation.
+    ///
+    /// - Parameters:
+    ///   - suspendedRuns: Where to register if the run waits for the first time, so that a shutdown
+    ///     finds it.
+    ///   - context: The calling thread's context.
+    ///   - alone: Whether the caller (a lane's drainer) holds the only reference to the run; see
+    ///     ``lockMachine(startingAlone:)``.
+    /// - Returns: Whether the run completed or waits for an operation.
+    @inline(__always)
+    func drive(suspendedRuns: SuspendedRuns?, context: ThreadContext = .current, alone: Bool = false) -> DriveResult {
+        if let timeout = body.pointee.configuration.details?.timeout {
+            // The deadline counts from the first drive.
+            let locked = lockMachine()
+            if body.pointee.deadline == 0 {
+                body.pointee.deadline = (DispatchTime.now() + timeout.dispatchInterval).uptimeNanoseconds
+            }
+            unlockMachine(locked)
+        }
+        // The run holds the route until it is reused, which only its driver does: the loop borrows
+        // it, read as an unmanaged reference (the same bits), with no retain and release (S1).
+        let reference = UnsafeRawPointer(body).load(fromByteOffset: Self.routeOffset, as: Unmanaged<Route>?.self)
+        guard let route = reference else {
+            return drive(route: nil, suspendedRuns: suspendedRuns, context: context, alone: alone)
+        }
+        return route._withUnsafeGuaranteedRef { route in
+            drive(route: route, suspendedRuns: suspendedRuns, context: context, alone: alone)
+        }
+    }
+
+    /// Drives a `.sync` transaction to the end on the calling thread, waiting for its operations.
+    @inline(__always)
+    func runOnCaller(suspendedRuns: SuspendedRuns?, context: ThreadContext) {
+        while drive(suspendedRuns: suspendedRuns, context: context) == .suspended {
+            // Created, under the lock, when the run suspended, so that a resumption signals it.
+            lock()
+            let signal = body.pointee.callerSignal
+            unlock()
+            signal?.wait()
+        }
+    }
+
+    @inline(__always)
+    private func drive(route: Route?, suspendedRuns: SuspendedRuns?, context: ThreadContext, alone: Bool) -> DriveResult
+    {
+        let waitsFor = route?.hasDependencies == true ? route?.dependencies : nil
+        var locked = lockMachine(startingAlone: alone)
+        var cancelNow: Operation?
+        while true {
+            // One call site of `next`, so that it is inlined (S1).
+            let next = machine.pointee.next(waitsFor: waitsFor)
+            let policy = next == .suspend ? prepareToWait(suspendedRuns: suspendedRuns) : .none
+            unlockMachine(locked)
+            if let operation = cancelNow {
+                operation.cancel()
+                cancelNow = nil
+            }
+            if policy != .none { apply(policy) }
+            switch next {
+            case .start(let index):
+                if let begun = start(index, of: route, context: context) {
+                    locked = lockMachine()
+                    cancelNow = recordStarted(index, begun, context: context)
+                } else {
+                    locked = lockMachine()
+                    machine.pointee.skipStarting(index)
+                }
+            case .report(let index, let announce, let deliver):
+                report(index, of: route, announce: announce, deliver: deliver)
+                locked = lockMachine()
+            case .complete:
+                didComplete()
+                // Checked here so that a transaction nobody reads the result of makes no call (S1).
+                if keepsSequenceNumbers { complete(route) }
+                return .completed
+            case .suspend:
+                return .suspended
+            }
+        }
+    }
+
+    /// Step `index` started as `begun`: keeps what the result needs of it (its operation, its
+    /// error, and the sequence number its store gave the action, which `beginStep` left in
+    /// `context`) and tells the machine; call with the machine locked.
+    ///
+    /// - Returns: The step's operation when the transaction was stopped in the meantime: the
+    ///   caller cancels it once it has unlocked.
+    @inline(__always)
+    private func recordStarted(_ index: Int, _ begun: StepStart, context: ThreadContext) -> Operation? {
+        if let operation = begun.operation {
+            body.pointee.hasRecords = true
+            if body.pointee.operations.isEmpty {
+                body.pointee.operations = Array(repeating: nil, count: machine.pointee.count)
+            }
+            body.pointee.operations[index] = operation
+        }
+        if begun.error != nil || keepsSequenceNumbers {
+            record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
+        }
+        let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
+        return stopped ? begun.operation : nil
+    }
+
+    /// Announces step `index` and starts its store's operation.
+    ///
+    /// - Returns: How the operation started, or `nil` when the transaction was stopped meanwhile (a
+    ///   middleware's `willDispatch` cancelled it): the step is then skipped.
+    @inline(__always)
+    private func start(_ index: Int, of route: Route?, context: ThreadContext) -> StepStart? {
+        let route = borrowedRoute(route)
+        // `nil` rather than an empty array: no array to release on the common path (S1).
+        var dependencies: [Operation]?
+        if route.hasDependencies {
+            let locked = lockMachine()
+            dependencies = operations(at: route.dependencies[index])
+            unlockMachine(locked)
+        }
+        if body.pointee.configuration.hasMiddleware {
+            let stopped = route.withStore(at: index) { store in
+                announce(store)
+                let locked = lockMachine()
+                let stopped = machine.pointee.isStopped
+                unlockMachine(locked)
+                return stopped
+            }
+            if stopped { return nil }
+        }
+        return withAction { action in
+            route.withStore(at: index) { store in
+                store.beginStep(action, dependencies: dependencies, context: context) { finishHook(for: index) }
+            }
+        }
+    }
+
+    /// The route of a transaction that has a step to start or report (one without a route has none).
+    ///
+    /// Not `guard let`: binding the route copied it, a retain and a release around every step (S1).
+    @inline(__always)
+    private func borrowedRoute(_ route: Route?) -> Route {
+        if route == nil { preconditionFailure("DispatchStore: a transaction without a route has a step") }
+        return route.unsafelyUnwrapped
+    }
+
+    /// Reports step `index`: announces it if it was skipped, delivers the store's changes, tells the
+    /// middleware.
+    private func report(_ index: Int, of route: Route?, announce shouldAnnounce: Bool, deliver: Bool) {
+        let route = borrowedRoute(route)
+        route.withStore(at: index) { store in
+            let hasMiddleware = body.pointee.configuration.hasMiddleware
+            if shouldAnnounce && hasMiddleware { announce(store) }
+            if deliver { store.deliverPendingChanges() }
+            guard hasMiddleware else { return }
+            let transaction = cancellableTransaction()
+            for middleware in body.pointee.configuration.middleware ?? [] {
+                middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
+            }
+        }
+    }
+
+    /// Calls every middleware's `willDispatch` for `store`.
+    private func announce(_ store: any StoreEntry) {
+        let transaction = cancellableTransaction()
+        for middleware in body.pointee.configuration.middleware ?? [] {
+            middleware.willDispatch(transaction: transaction, action: transaction.action, in: store)
+        }
+    }
+
+    /// Reports the end of the transaction: the middleware's `didFinish`, then the completion.
+    private func complete(_ route: Route?) {
+        let identifiers = route?.storeIdentifiers ?? []
+        let locked = lockMachine()
+        let machine = machine.pointee
+        let outcomes = identifiers.indices.map { index in
+            StoreOutcome(
+                storeIdentifier: identifiers[index],
+                status: status(of: index, machine: machine),
+                sequenceNumber: sequenceNumber(of: index)
+            )
+        }
+        let givenUp = machine.givenUpSteps
+        unlockMachine(locked)
+        let configuration = body.pointee.configuration
+        var error = configuration.details?.routingError
+        if let reason = machine.giveUpReason {
+            let stores = givenUp.map { identifiers[$0] }
+            switch reason {
+            case .timeout: error = .timedOut(stores, after: configuration.details?.timeout ?? .zero)
+            case .shutdown: error = .abandonedByShutdown(stores)
+            }
+        }
+        let transaction = body.pointee.transaction
+        let result = DispatchResult(
+            transaction: Transaction(
+                id: transaction.id,
+                action: transaction.action,
+                mode: transaction.mode,
+                targetIdentifier: transaction.targetIdentifier,
+                links: Transaction.Links(route: route)
+            ),
+            outcomes: outcomes,
+            error: error
+        )
+        if let owner = configuration.owner {
+            for middleware in configuration.middleware ?? [] {
+                middleware.didFinish(result, in: owner)
+            }
+        }
+        configuration.completion?(result)
+    }
+
+    /// How step `index` ended; call with the machine locked.
+    private func status(of index: Int, machine: TransactionMachine) -> StoreOutcome.Status {
+        switch machine.ending(of: index) {
+        case .finished: return .finished
+        case .cancelled, .unused: return .cancelled
+        case .failed:
+            guard let error = body.pointee.failures?[index] else {
+                TransactionMachine.invalid("lost the error of a failed step", step: index)
+            }
+            return .failed(error)
+        }
+    }
+}
