@@ -46,3 +46,46 @@ protocol StoreEntry: AnyStore {
         makeFinishHook: () -> StepFinishHook
     ) -> TransactionRun.StepStart
 }
+
+extension TransactionRun {
+    /// How a store's step started: what `StoreEntry.beginStep` returns.
+    ///
+    /// Plain fields, not a `StoreOutcome.Status`, whose payload would be copied and destroyed on
+    /// every inline step (S1).
+    struct StepStart {
+        /// The operation the reducer returned (`nil` for an inline reduction).
+        let operation: Operation?
+        /// How the step ended if it finished at once; `nil` while its operation runs (the finish
+        /// hook will be called exactly once).
+        let ending: TransactionMachine.Ending?
+        /// The error of a failed step (the machine records only that it failed).
+        let error: (any Error)?
+        /// Whether a change may be queued for the store's observers.
+        let needsDelivery: Bool
+
+        static func finished(needsDelivery: Bool) -> StepStart {
+            StepStart(operation: nil, ending: .finished, error: nil, needsDelivery: needsDelivery)
+        }
+
+        static func failed(_ error: any Error, needsDelivery: Bool) -> StepStart {
+            StepStart(operation: nil, ending: .failed, error: error, needsDelivery: needsDelivery)
+        }
+
+        /// A step whose operation finished before starting it returned.
+        static func ended(_ operation: Operation, _ status: StoreOutcome.Status, needsDelivery: Bool) -> StepStart {
+            switch status {
+            case .finished:
+                StepStart(operation: operation, ending: .finished, error: nil, needsDelivery: needsDelivery)
+            case .cancelled:
+                StepStart(operation: operation, ending: .cancelled, error: nil, needsDelivery: needsDelivery)
+            case .failed(let error):
+                StepStart(operation: operation, ending: .failed, error: error, needsDelivery: needsDelivery)
+            }
+        }
+
+        /// A step whose operation runs on: the finish hook will tell how it ends.
+        static func running(_ operation: Operation) -> StepStart {
+            StepStart(operation: operation, ending: nil, error: nil, needsDelivery: true)
+        }
+    }
+}

@@ -8,6 +8,13 @@ import Foundation
 /// the store's changes and reports the step; once every step is reported, it calls the middleware's
 /// `didFinish` and the completion, exactly once.
 extension TransactionRun {
+    /// How far driving a run got.
+    enum DriveResult {
+        case completed
+        /// The run waits for an operation, whose finish hands it back to be driven again.
+        case suspended
+    }
+
     /// Drives the run until it completes or waits for an operation.
     ///
     /// - Parameters:
@@ -81,7 +88,7 @@ extension TransactionRun {
             case .complete:
                 didComplete()
                 // Checked here so that a transaction nobody reads the result of makes no call (S1).
-                if keepsSequenceNumbers { complete(route) }
+                if body.pointee.configuration.readsResult { complete(route) }
                 return .completed
             case .suspend:
                 return .suspended
@@ -104,7 +111,7 @@ extension TransactionRun {
             }
             body.pointee.operations[index] = operation
         }
-        if begun.error != nil || keepsSequenceNumbers {
+        if begun.error != nil || body.pointee.configuration.readsResult {
             record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
         }
         let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
