@@ -66,7 +66,7 @@ while let argument = arguments.popFirst() {
         }
         repetitions = value
     case "--only":
-        only = Set((arguments.popFirst() ?? "").split(separator: ",").map { $0.uppercased() })
+        only = Set((arguments.popFirst() ?? "").split(separator: ",").map { String($0) })
     case "--check":
         check = true
     case "--target":
@@ -74,7 +74,7 @@ while let argument = arguments.popFirst() {
         guard parts.count == 2, let ratio = Double(parts[1]), ratio > 0 else {
             usageError("--target needs a scenario and a positive ratio, as in --target S1=12")
         }
-        targetOverrides[parts[0].uppercased()] = ratio
+        targetOverrides[String(parts[0])] = ratio
     case "-h", "--help":
         print(
             """
@@ -104,12 +104,18 @@ while let argument = arguments.popFirst() {
 }
 
 let all =
-    baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + scaleScenarios(scale: scale)
-    + journalScenarios(scale: scale)
+    baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + realisticScenarios(scale: scale)
+    + scaleScenarios(scale: scale) + journalScenarios(scale: scale)
 let known = all.map(\.id)
-for id in (only ?? []).union(targetOverrides.keys).sorted() where !known.contains(id) {
-    usageError("no scenario is called '\(id)'; the scenarios are \(known.joined(separator: ", "))")
+/// The scenario `name` calls, whatever its case (`s1r` is `S1r`).
+func knownID(_ name: String) -> String {
+    guard let id = known.first(where: { $0.uppercased() == name.uppercased() }) else {
+        usageError("no scenario is called '\(name)'; the scenarios are \(known.joined(separator: ", "))")
+    }
+    return id
 }
+only = only.map { Set($0.sorted().map(knownID)) }
+targetOverrides = Dictionary(targetOverrides.sorted { $0.key < $1.key }.map { (knownID($0.key), $0.value) }) { $1 }
 for id in targetOverrides.keys.sorted() where all.first(where: { $0.id == id })?.baseline == nil {
     usageError("\(id) has no baseline, so no ratio to give a target")
 }

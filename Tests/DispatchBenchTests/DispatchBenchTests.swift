@@ -16,7 +16,9 @@ struct DispatchBenchTests {
         let ids = rows.compactMap { $0["id"] as? String }
         let scale = ["R1", "R2", "O1", "O2"].flatMap { name in ["1K", "10K", "100K"].map { "\(name)-\($0)" } }
         let journal = ["L1", "L2", "L3B", "L3"]
-        #expect(ids == ["B1", "B2", "B3", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"] + scale + journal)
+        let library = ["B1", "B2", "B3", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"]
+        let realistic = ["B1r", "B2r", "B3r", "S1r", "S2r", "S3r", "S5r"]
+        #expect(ids == library + realistic + scale + journal)
         for row in rows {
             #expect(row["ns_per_op"] is Double || row["ns_per_op"] is Int, "\(row)")
             #expect(row["baseline"] is String, "\(row)")
@@ -29,6 +31,11 @@ struct DispatchBenchTests {
         }
         let s7 = try #require(rows.first { $0["id"] as? String == "S7" })
         #expect(s7["baseline"] as? String == "S1")
+        // The scenarios on a Document compare with the baselines on a Document.
+        let realisticBaselines = realistic.filter { $0.hasPrefix("S") }.map { id in
+            rows.first { $0["id"] as? String == id }?["baseline"] as? String
+        }
+        #expect(realisticBaselines == ["B1r", "B2r", "B3r", "B1r"])
         let l3 = try #require(rows.first { $0["id"] as? String == "L3" })
         #expect(l3["baseline"] as? String == "L3B")
         // The scale rows carry their absolute goals, and a memory reading where they have a memory goal.
@@ -39,6 +46,23 @@ struct DispatchBenchTests {
         #expect(r1["meets_target"] is Bool)
     }
 
+    @Test("--only and --target take scenario ids in any case, and --only runs the baselines too")
+    func idsInAnyCase() async throws {
+        let run = try await offThePool {
+            try Executables.run(
+                "dispatch-bench",
+                ["--only", "s2r", "--target", "S2R=1000000", "--scale", "0.0005", "--repetitions", "1", "--json"],
+                timeout: 600
+            )
+        }
+        #expect(run.status == 0, "\(run.standardError)")
+        let rows = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [[String: Any]]
+        )
+        #expect(rows.compactMap { $0["id"] as? String } == ["B2r", "S2r"])
+        #expect(rows.last?["target"] as? Double == 1_000_000)
+    }
+
     @Test(
         "bad arguments are refused with a message and a one-line usage",
         arguments: [
@@ -47,7 +71,7 @@ struct DispatchBenchTests {
             (
                 ["--only", "S9"],
                 "no scenario is called 'S9'; the scenarios are B1, B2, B3, S1, S2, S3, S4, S5, S6, S7, S8, "
-                    + "R1-1K, R1-10K, R1-100K, R2-1K, R2-10K, R2-100K, O1-1K, O1-10K, O1-100K, O2-1K, O2-10K, O2-100K, "
+                    + "B1r, B2r, B3r, S1r, S2r, S3r, S5r, R1-1K, R1-10K, R1-100K, R2-1K, R2-10K, R2-100K, O1-1K, O1-10K, O1-100K, O2-1K, O2-10K, O2-100K, "
                     + "L1, L2, L3B, L3"
             ),
             (["--target", "B1=2"], "B1 has no baseline, so no ratio to give a target"),
