@@ -36,8 +36,8 @@ extension Store {
         let end: @Sendable () -> Void = { continuation.finish() }
         addStream(id: id, end: end) { current in
             continuation.yield(current)
-            return ObserverEntry(id: id, object: nil, group: nil) { state, _ in
-                continuation.yield(state.assumingMemoryBound(to: State.self).pointee)
+            return ObserverEntry(id: id, object: nil, group: nil) { change in
+                continuation.yield(Self.lent(change).state)
             }
         }
         return stream

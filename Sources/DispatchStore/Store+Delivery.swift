@@ -49,7 +49,7 @@ extension Store {
     private func deliverLocked(context: ThreadContext) {
         context.deliveryDepth += 1
         while true {
-            if !cursor.hasChange {
+            if cursor.change == nil {
                 guarded.lock()
                 let taken = cursor.take(from: pendingChanges)
                 let (number, waited) = withBookkeepingLocked { bookkeeping in
@@ -88,16 +88,14 @@ extension Store {
     /// A callback may deliver re-entrantly; the cursor then shows what is left (or that a newer
     /// change started).
     private func deliverCurrentChange() {
-        guard cursor.hasChange else { return }
+        // Held here for the whole loop: a callback that delivers re-entrantly may end this change
+        // in the cursor and start the next one, while the calls still running borrow this one's
+        // state. The loop stops once the generation moved on.
+        guard let change: AnyObject = cursor.change else { return }
         let position = cursor.position
         let generation = position.pointee.generation
         let observers = cursor.observers
         let ranges = cursor.ranges
-        // The cursor's memory: a callback that delivers re-entrantly may end this change and start
-        // the next one there, but each call reads the state and the action before it runs the
-        // callback, and the loop stops once the generation moved on.
-        let state = UnsafeRawPointer(cursor.state)
-        let action = cursor.hasAction ? UnsafeRawPointer(cursor.action) : nil
         observers.unretainedEntries.withUnsafeBufferPointer { entries in
             while position.pointee.generation == generation, position.pointee.range < ranges.count {
                 let index = position.pointee.index
@@ -115,7 +113,7 @@ extension Store {
                         position.pointee.sawReleasedObserver = true
                         return
                     }
-                    entry.call(state, action)
+                    entry.call(change)
                 }
             }
         }

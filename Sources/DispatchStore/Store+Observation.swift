@@ -10,6 +10,10 @@ extension Store {
     /// callback capturing `[weak self]` cannot leak it), or when you call ``unregister(observer:)`` or
     /// cancel the returned token. One object may register several callbacks.
     ///
+    /// Every callback of one change is passed the same committed state and action, lent rather than
+    /// copied: a call retains none of the state's arrays, strings or dictionaries, however many
+    /// observers there are. (Keeping the state beyond the call copies it, as keeping any value does.)
+    ///
     /// ```swift
     /// store.register(observer: self) { state, action in
     ///     print("count is now", state.count, "after", action.map { "\($0)" } ?? "a restore")
@@ -91,8 +95,8 @@ extension Store {
             keyPath: keyPath,
             makeGroup: { state in
                 let values = KeyPathValues(state[keyPath: keyPath])
-                return KeyPathGroup(keyPath: keyPath, values: values) { state in
-                    let value = state.assumingMemoryBound(to: State.self).pointee[keyPath: keyPath]
+                return KeyPathGroup(keyPath: keyPath, values: values) { change in
+                    let value = Self.lent(change).state[keyPath: keyPath]
                     guard value != values.last.pointee else { return false }
                     values.last.pointee = value
                     values.current.pointee = value
@@ -102,23 +106,35 @@ extension Store {
             makeCall: { group in
                 // Groups are keyed by key path, and a key path fixes the value type.
                 let values = unsafeDowncast(group.values, to: KeyPathValues<Value>.self)
-                return { _, _ in callback(values.current.pointee) }
+                return { _ in callback(values.current.pointee) }
             }
         )
         return Subscription(Cancellation { [weak self] in self?.removeSubscription(id: id) })
     }
 
-    /// Wraps a typed callback into the pointer-based call the delivery loop makes.
+    /// Wraps a typed callback into the untyped call the delivery loop makes.
     ///
-    /// Inlinable so that the caller's module specialises it: reading the state and the action
-    /// through pointers then needs no runtime metadata lookup.
+    /// Inlinable so that the caller's module specialises it: reading the change then needs no
+    /// runtime metadata lookup.
     @inlinable
     static func makeCall(_ callback: @escaping @Sendable (State, Action?) -> Void) -> ObserverEntry.Call {
-        { state, action in
-            callback(
-                state.assumingMemoryBound(to: State.self).pointee,
-                action.map { $0.assumingMemoryBound(to: Action.self).pointee }
-            )
+        { change in
+            let change = lent(change)
+            if change.hasAction {
+                // Only an `ActionChange` has an action.
+                callback(change.state, unsafeDowncast(change, to: ActionChange<State, Action>.self).action)
+            } else {
+                callback(change.state, nil)
+            }
         }
+    }
+
+    /// The change an observer call or a key-path group receives: one of this store's.
+    ///
+    /// The delivery holds it during the call; its constants are lent to the callback, not copied.
+    @inlinable
+    static func lent(_ change: AnyObject) -> Change<State, Action> {
+        // Only this store's deliveries make the calls, with this store's changes.
+        unsafeDowncast(change, to: Change<State, Action>.self)
     }
 }

@@ -118,6 +118,87 @@ struct DeliveryTests {
     }
 }
 
+/// An object a state holds, which says when it is freed.
+final class LifetimeMarker: Sendable {
+    let tag: Int
+    private let freed: Shared<Set<Int>>
+
+    init(tag: Int, freed: Shared<Set<Int>>) {
+        self.tag = tag
+        self.freed = freed
+    }
+
+    deinit {
+        freed.withLock { _ = $0.insert(tag) }
+    }
+}
+
+/// A state holding buffers (an array, a string) and an object only the state holds.
+struct MarkedLog: StateType {
+    var tags: [Int] = []
+    var title = ""
+    var marker: LifetimeMarker?
+}
+
+/// Appends its tag, and gives the state a new marker and title.
+struct Stamp: ActionType {
+    let tag: Int
+    let note: String
+}
+
+final class StampReducer: Reducer<MarkedLog, Stamp> {
+    let freed: Shared<Set<Int>>
+
+    init(freed: Shared<Set<Int>>) {
+        self.freed = freed
+    }
+
+    override func reduce(_ action: Stamp, into state: inout MarkedLog) {
+        state.tags.append(action.tag)
+        state.title = String(repeating: "change \(action.tag) ", count: 4)
+        state.marker = LifetimeMarker(tag: action.tag, freed: freed)
+    }
+}
+
+@Suite("Delivery: every observer of a change is lent that change's state")
+struct LentStateTests {
+    @Test(
+        "an observer that dispatches .sync into its own store keeps the state and action it was called with, alive"
+    )
+    func nestedDeliveryKeepsTheOuterChange() throws {
+        let dispatcher = Dispatcher()
+        let freed = Shared<Set<Int>>([])
+        let store = Store<MarkedLog, Stamp>(identifier: "log", reducer: StampReducer(freed: freed))
+        try dispatcher.register(store: store)
+        let afterNested = Shared<(tags: [Int], title: String, marker: Int?, note: String?, freed: Set<Int>)?>(nil)
+        let calls = Shared<[String]>([])
+        let first = store.subscribe { state, action in
+            calls.withLock { $0.append("first \(state.tags)") }
+            guard action?.tag == 1 else { return }
+            // Delivers change 2 to every observer, and ends change 1, before it returns.
+            dispatcher.dispatch(Stamp(tag: 2, note: "second"), mode: .sync)
+            let seen = (state.tags, state.title, state.marker?.tag, action?.note, freed.current)
+            afterNested.withLock { $0 = seen }
+        }
+        let second = store.subscribe { state, action in
+            calls.withLock { $0.append("second \(state.tags) \(action?.note ?? "-")") }
+        }
+
+        dispatcher.dispatch(Stamp(tag: 1, note: "first"), mode: .sync)
+
+        let seen = try #require(afterNested.current)
+        #expect(seen.tags == [1])
+        #expect(seen.title == String(repeating: "change 1 ", count: 4))
+        #expect(seen.marker == 1)
+        #expect(seen.note == "first")
+        // The store's state moved on to marker 2: only change 1 still held marker 1.
+        #expect(!seen.freed.contains(1), "change 1 was freed while an observer was still being called with it")
+        #expect(freed.current == [1])
+        #expect(calls.current == ["first [1]", "second [1] first", "first [1, 2]", "second [1, 2] second"])
+        _ = (first, second)
+    }
+}
+
 @Suite("Subscriptions made while changes wait for delivery")
 struct LateSubscriptionTests {
     /// A store whose first change's delivery is held in an observer, with changes 2 and 3 queued

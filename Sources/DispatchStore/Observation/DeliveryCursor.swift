@@ -4,18 +4,8 @@
 ///
 /// Touched only under the store's recursive delivery lock.
 final class DeliveryCursor<State, Action> {
-    /// The state of the change being delivered, while ``hasChange``.
-    ///
-    /// The change is held in memory of its own rather than as a `(State, Action?)` value: see
-    /// ``ChangeQueue``.
-    let state: UnsafeMutablePointer<State>
-    /// The action of the change being delivered, while ``hasChange`` and ``hasAction``.
-    let action: UnsafeMutablePointer<Action>
-    /// Whether a change is being delivered.
-    private(set) var hasChange = false
-    /// Whether the change being delivered has an action (it has none after a restore or an update
-    /// outside any operation).
-    private(set) var hasAction = false
+    /// The change being delivered, if any.
+    private(set) var change: Change<State, Action>?
     /// The subscriptions snapshot taken when the change was dequeued.
     var observers = ObserverSet.empty
     /// The ranges of `observers.entries` to call for the change: the whole-state observers and the
@@ -38,16 +28,11 @@ final class DeliveryCursor<State, Action> {
     init() {
         position = .allocate(capacity: 1)
         position.initialize(to: Position())
-        state = .allocate(capacity: 1)
-        action = .allocate(capacity: 1)
     }
 
     deinit {
-        clearChange()
         position.deinitialize(count: 1)
         position.deallocate()
-        state.deallocate()
-        action.deallocate()
     }
 
     /// Takes the oldest change from `queue`, when there is no current change; call with the store's
@@ -55,9 +40,8 @@ final class DeliveryCursor<State, Action> {
     ///
     /// - Returns: Whether a change was taken.
     func take(from queue: ChangeQueue<State, Action>) -> Bool {
-        guard !hasChange, let hasAction = queue.moveFirst(state: state, action: action) else { return false }
-        hasChange = true
-        self.hasAction = hasAction
+        guard change == nil, let first = queue.removeFirst() else { return false }
+        change = first
         return true
     }
 
@@ -74,9 +58,9 @@ final class DeliveryCursor<State, Action> {
             let admitted = observers.admitted(0..<observers.stateObserverCount, change: number)
             if !admitted.isEmpty { ranges.append(admitted) }
         }
-        if !observers.groups.isEmpty {
+        if !observers.groups.isEmpty, let change {
             for (group, range) in zip(observers.groups, observers.groupRanges)
-            where number >= group.since && group.update(UnsafeRawPointer(state)) {
+            where number >= group.since && group.update(change) {
                 let admitted = observers.admitted(range, change: number)
                 if !admitted.isEmpty { ranges.append(admitted) }
             }
@@ -88,17 +72,8 @@ final class DeliveryCursor<State, Action> {
 
     /// Ends the current change.
     func finish() {
-        clearChange()
+        change = nil
         observers = ObserverSet.empty
         ranges = []
-    }
-
-    /// Destroys the change being delivered, if any.
-    private func clearChange() {
-        guard hasChange else { return }
-        state.deinitialize(count: 1)
-        if hasAction { action.deinitialize(count: 1) }
-        hasChange = false
-        hasAction = false
     }
 }

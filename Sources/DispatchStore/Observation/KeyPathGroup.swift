@@ -3,10 +3,10 @@
 /// `changed` is only touched under the store's delivery lock.
 @usableFromInline
 final class KeyPathGroup {
-    /// Compares the value in the state (given by pointer) with the last one delivered; records it
-    /// and returns `true` when it differs.
+    /// Compares the value in the state of a change (a ``Change`` of the store's `State` and
+    /// `Action`) with the last one delivered; records it and returns `true` when it differs.
     @usableFromInline
-    typealias Update = (_ state: UnsafeRawPointer) -> Bool
+    typealias Update = (_ change: AnyObject) -> Bool
 
     let keyPath: AnyKeyPath
     /// The typed last and current values (a `KeyPathValues`), for subscriptions joining later.

@@ -6,15 +6,12 @@
 /// caller's module compiles it for its concrete state and action types.
 @usableFromInline
 final class ObserverEntry {
-    /// Calls the subscriber with pointers to the state and to the action (`nil` for a restore or an
-    /// update outside any operation).
+    /// Calls the subscriber with a change: a ``Change`` of the entry's store's `State` and `Action`.
     ///
-    /// The pointers are valid until the call runs code that may deliver (the subscriber's callback,
-    /// which may dispatch `.sync`): they point into the delivery cursor, and a nested delivery may
-    /// end the change there and start the next. A call reads the values it needs before it calls
-    /// out, as the closures the subscribe methods build do.
+    /// The delivery holds the change for the whole call, so the call may lend its state and action
+    /// to the subscriber's callback without copying them.
     @usableFromInline
-    typealias Call = (_ state: UnsafeRawPointer, _ action: UnsafeRawPointer?) -> Void
+    typealias Call = (_ change: AnyObject) -> Void
 
     let id: UInt64
     /// The object whose lifetime bounds the subscription, for `register(observer:callback:)`.

@@ -47,16 +47,16 @@ final class FIFO<Element> {
         return element
     }
 
-    /// Moves the first element into `destination`, uninitialised memory; the queue must not be
-    /// empty.
+    /// Removes and returns the first element; the queue must not be empty.
     ///
     /// Unlike ``popFirst()``, this builds no `Optional<Element>`, whose metadata unspecialised code
     /// looks up at run time.
-    func moveFirst(to destination: UnsafeMutablePointer<Element>) {
-        precondition(count > 0, "DispatchStore: moveFirst(to:) on an empty queue")
-        destination.moveInitialize(from: storage + head, count: 1)
+    func removeFirst() -> Element {
+        precondition(count > 0, "DispatchStore: removeFirst() on an empty queue")
+        let element = (storage + head).move()
         head = (head + 1) & (capacity - 1)
         count -= 1
+        return element
     }
 
     /// Moves up to `limit` elements from the front into `buffer`.
