@@ -58,10 +58,13 @@ final class DeliveryCursor<State, Action> {
             let admitted = observers.admitted(0..<observers.stateObserverCount, change: number)
             if !admitted.isEmpty { ranges.append(admitted) }
         }
-        if !observers.groups.isEmpty, let change {
-            for (group, range) in zip(observers.groups, observers.groupRanges)
-            where number >= group.since && group.update(change) {
-                let admitted = observers.admitted(range, change: number)
+        if !observers.groups.isEmpty, let change: AnyObject = change {
+            for (index, group) in observers.unretainedGroups.enumerated() {
+                let changed = group._withUnsafeGuaranteedRef { group in
+                    number >= group.since && group.update(change)
+                }
+                guard changed else { continue }
+                let admitted = observers.admitted(observers.groupRanges[index], change: number)
                 if !admitted.isEmpty { ranges.append(admitted) }
             }
         }

@@ -17,6 +17,8 @@ final class ObserverSet: @unchecked Sendable {
     /// The key-path groups, and the range of `entries` holding each one's members.
     let groups: [KeyPathGroup]
     let groupRanges: [Range<Int>]
+    /// The same groups without reference counting, for the delivery (`groups` keeps them alive).
+    let unretainedGroups: [Unmanaged<KeyPathGroup>]
 
     /// Orders `entries` for delivery; one pass, plus one per group.
     init(entries: [ObserverEntry] = []) {
@@ -40,6 +42,7 @@ final class ObserverSet: @unchecked Sendable {
         self.unretainedEntries = ordered.map { Unmanaged.passUnretained($0) }
         self.groups = groups
         self.groupRanges = ranges
+        self.unretainedGroups = groups.map { Unmanaged.passUnretained($0) }
     }
 
     /// The set without subscriptions.
