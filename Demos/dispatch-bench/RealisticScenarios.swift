@@ -27,8 +27,17 @@ struct Document: StateType {
 let documentKeys = (0..<10).map { "field-\($0)" }
 
 /// Changes one item and the revision.
-struct Edit: ActionType {
+struct Edit: IndexedAction {
     let item: Int
+
+    init(item: Int) {
+        self.item = item
+    }
+
+    /// The `index`th edit of a run: item `index % 100`.
+    init(index: Int) {
+        self.init(item: index % 100)
+    }
 
     func apply(to document: inout Document) {
         document.items[item] &+= 1
@@ -111,7 +120,7 @@ func realisticScenarios(scale: Double) -> [Scenario] {
     let million = scaled(1_000_000, scale)
     let hundredThousand = scaled(100_000, scale)
     let perThread = scaled(250_000, scale)
-    let edits = (0..<100).map(Edit.init)
+    let edits = (0..<100).map { Edit(item: $0) }
     let touches = (0..<10).map(Touch.init)
     return [
         Scenario(
@@ -275,22 +284,7 @@ func realisticScenarios(scale: Double) -> [Scenario] {
             let identifiers = stores.map(\.identifier)
             return Repetition(
                 run: {
-                    let group = DispatchGroup()
-                    for thread in 0..<4 {
-                        group.enter()
-                        Thread.detachNewThread {
-                            for index in 0..<perThread {
-                                dispatcher.dispatch(
-                                    edits[index % 100],
-                                    to: identifiers[(index + thread) % 4],
-                                    mode: .async
-                                )
-                            }
-                            group.leave()
-                        }
-                    }
-                    group.wait()
-                    dispatcher.waitUntilIdle()
+                    dispatchFromFourThreads(Edit.self, perThread: perThread, to: identifiers, of: dispatcher)
                 },
                 check: {
                     let states = stores.map(\.state)

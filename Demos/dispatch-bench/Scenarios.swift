@@ -140,18 +140,7 @@ func libraryScenarios(scale: Double) -> [Scenario] {
             let identifiers = stores.map(\.identifier)
             return Repetition(
                 run: {
-                    let group = DispatchGroup()
-                    for thread in 0..<4 {
-                        group.enter()
-                        Thread.detachNewThread {
-                            for index in 0..<perThread {
-                                dispatcher.dispatch(Increment.one, to: identifiers[(index + thread) % 4], mode: .async)
-                            }
-                            group.leave()
-                        }
-                    }
-                    group.wait()
-                    dispatcher.waitUntilIdle()
+                    dispatchFromFourThreads(Increment.self, perThread: perThread, to: identifiers, of: dispatcher)
                 },
                 check: { expect(stores.map(\.state.count).reduce(0, +), perThread * 4, "total count") }
             )
@@ -254,6 +243,39 @@ func recorderScenario(dispatches: Int) -> Scenario {
             }
         )
     }
+}
+
+/// An action the four-thread scenarios (S5, S5r) make for each index.
+protocol IndexedAction: ActionType {
+    init(index: Int)
+}
+
+extension Increment: IndexedAction {
+    init(index: Int) {
+        self = .one
+    }
+}
+
+/// S5 and S5r: four threads each dispatch `perThread` actions `.async`, the `index`th of them
+/// `Action(index: index)` to `identifiers[(index + thread) % 4]`; returns once all finished.
+func dispatchFromFourThreads<Action: IndexedAction>(
+    _: Action.Type,
+    perThread: Int,
+    to identifiers: [String],
+    of dispatcher: Dispatcher
+) {
+    let group = DispatchGroup()
+    for thread in 0..<4 {
+        group.enter()
+        Thread.detachNewThread {
+            for index in 0..<perThread {
+                dispatcher.dispatch(Action(index: index), to: identifiers[(index + thread) % 4], mode: .async)
+            }
+            group.leave()
+        }
+    }
+    group.wait()
+    dispatcher.waitUntilIdle()
 }
 
 func counterStore() -> (Dispatcher, Store<Counter, Increment>) {
