@@ -87,6 +87,8 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     ///
     /// - Note: Safe from any thread. Not from inside this store's own ``updateState(_:)`` closure or
     ///   `reduce(_:into:)`: use the `inout` state there.
+    /// - Complexity: O(1) plus a copy of the state: arrays, strings and dictionaries in it are shared,
+    ///   not copied (copy-on-write).
     public var state: State {
         guard guarded.lockUnlessOwned() else { reentrantAccess("read its state") }
         defer { guarded.unlock() }
