@@ -73,47 +73,49 @@ public final class ObservedStore<State: StateType, Action: ActionType> {
 
 /// The latest state a store delivered that the main actor has not applied yet, and whether an
 /// update is scheduled.
-private final class PendingState<State: Sendable>: @unchecked Sendable {
-    // @unchecked: every mutable property is guarded by `lock`; `schedule` runs outside it.
-    private let lock = NSLock()
-    private var latest: State?
-    private var isScheduled = false
-    private var schedule: (@Sendable () -> Void)?
+private final class PendingState<State: Sendable>: Sendable {
+    private struct Pending {
+        var latest: State?
+        var isScheduled = false
+        var schedule: (@Sendable () -> Void)?
+
+        /// The closure that schedules an update, when none is scheduled yet (marking one scheduled).
+        mutating func claimSchedule() -> (@Sendable () -> Void)? {
+            guard !isScheduled, let schedule else { return nil }
+            isScheduled = true
+            return schedule
+        }
+    }
+
+    private let pending = LockedBox(Pending())
 
     /// Keeps `state` as the latest; schedules an update unless one is scheduled already.
     func receive(_ state: State) {
-        lock.lock()
-        latest = state
-        let schedule = claimScheduleLocked()
-        lock.unlock()
+        let schedule = pending.withLockedValue { pending in
+            pending.latest = state
+            return pending.claimSchedule()
+        }
         schedule?()
     }
 
     /// Starts scheduling updates with `schedule`, at once if a state arrived already.
     func start(_ schedule: @escaping @Sendable () -> Void) {
-        lock.lock()
-        self.schedule = schedule
-        let now = latest == nil ? nil : claimScheduleLocked()
-        lock.unlock()
+        let now = pending.withLockedValue { pending in
+            pending.schedule = schedule
+            return pending.latest == nil ? nil : pending.claimSchedule()
+        }
         now?()
     }
 
     /// The latest state received, if any; the next state received schedules a new update.
     func take() -> State? {
-        lock.lock()
-        defer {
-            latest = nil
-            isScheduled = false
-            lock.unlock()
+        pending.withLockedValue { pending in
+            defer {
+                pending.latest = nil
+                pending.isScheduled = false
+            }
+            return pending.latest
         }
-        return latest
-    }
-
-    /// The closure that schedules an update, when none is scheduled yet (marking one scheduled).
-    private func claimScheduleLocked() -> (@Sendable () -> Void)? {
-        guard !isScheduled, let schedule else { return nil }
-        isScheduled = true
-        return schedule
     }
 }
 #endif

@@ -10,17 +10,24 @@ import Foundation
 /// every store someone waits for and whose delivery it can take (its own, re-entrantly, or a free
 /// one), then sleeps until a delivery it waits for progresses or a new wait begins. A cycle of
 /// waits thereby always unwinds: each thread in it delivers what the next one waits for.
-final class DeliveryWaits: @unchecked Sendable {
-    // @unchecked: `state` is only touched while holding `condition`'s lock.
-    private let condition = NSCondition()
-    private var state = State()
+final class DeliveryWaits: Sendable {
+    private let state = LockedBox(State())
 
     private struct State {
+        /// The stores waited for, with how many threads wait for each.
+        var awaited: [ObjectIdentifier: (store: any StoreEntry, waiters: Int)] = [:]
+        /// The waiters asleep until the next event, each woken through its own semaphore.
+        var sleepers: [DispatchSemaphore] = []
         /// Bumped on every event a waiter may be waiting for; a waiter sleeps only while it is
         /// unchanged since it last looked.
         var epoch: UInt64 = 0
-        /// The stores waited for, with how many threads wait for each.
-        var awaited: [ObjectIdentifier: (store: any StoreEntry, waiters: Int)] = [:]
+
+        /// Records an event and hands back the sleepers to wake, outside the lock.
+        mutating func advance() -> [DispatchSemaphore] {
+            epoch &+= 1
+            defer { sleepers = [] }
+            return sleepers
+        }
     }
 
     /// The one instance.
@@ -33,43 +40,42 @@ final class DeliveryWaits: @unchecked Sendable {
     ///   - isDone: Whether the caller's changes were delivered (or it delivered them itself).
     func wait(for store: any StoreEntry, until isDone: () -> Bool) {
         let key = ObjectIdentifier(store)
-        condition.lock()
-        state.awaited[key, default: (store, 0)].waiters += 1
-        advance()
-        condition.unlock()
-        defer {
-            condition.lock()
-            if let entry = state.awaited[key] {
-                state.awaited[key] = entry.waiters == 1 ? nil : (entry.store, entry.waiters - 1)
-            }
-            condition.unlock()
+        let woken = state.withLockedValue { state in
+            state.awaited[key, default: (store, 0)].waiters += 1
+            return state.advance()
         }
+        Self.wake(woken)
+        defer {
+            state.withLockedValue { state in
+                if let entry = state.awaited[key] {
+                    state.awaited[key] = entry.waiters == 1 ? nil : (entry.store, entry.waiters - 1)
+                }
+            }
+        }
+        let sleeper = DispatchSemaphore(value: 0)
         while true {
-            condition.lock()
-            let epoch = state.epoch
-            let awaited = state.awaited.values.map(\.store)
-            condition.unlock()
+            let (epoch, awaited) = state.withLockedValue { ($0.epoch, $0.awaited.values.map(\.store)) }
             for candidate in awaited {
                 candidate.deliverPendingChangesIfFree()
             }
             if isDone() { return }
-            condition.lock()
-            while state.epoch == epoch {
-                condition.wait()
+            let sleeps = state.withLockedValue { state in
+                guard state.epoch == epoch else { return false }
+                state.sleepers.append(sleeper)
+                return true
             }
-            condition.unlock()
+            if sleeps { sleeper.wait() }
         }
     }
 
     /// Wakes the waiters: a delivery progressed or ended.
     func wake() {
-        condition.lock()
-        advance()
-        condition.unlock()
+        Self.wake(state.withLockedValue { $0.advance() })
     }
 
-    private func advance() {
-        state.epoch &+= 1
-        condition.broadcast()
+    private static func wake(_ sleepers: [DispatchSemaphore]) {
+        for sleeper in sleepers {
+            sleeper.signal()
+        }
     }
 }
