@@ -39,6 +39,12 @@ let package = Package(
             name: "InventoryTests",
             dependencies: ["InventoryCore", "DispatchStore", "inventory", "TestSupport"]
         ),
+        // The file contracts, library and demos: every entry point that takes a path against every
+        // kind of bad file, each bounded by a watchdog.
+        .testTarget(
+            name: "FileContractTests",
+            dependencies: ["DispatchStore", "TestSupport", "todo", "inventory"]
+        ),
         // The benchmark: `swift run -c release dispatch-bench`.
         .executableTarget(
             name: "dispatch-bench",

@@ -17,7 +17,11 @@ final class PrefetchingRecordStream: @unchecked Sendable {
         /// Set by the reader once the file is done: the torn tail, or the error that stopped it.
         var end: Result<ActionLog.TornTail?, ActionLogError>?
         var stopped = false
-        var readerDone = false
+        /// Whether a reading thread was started and has not finished.
+        ///
+        /// What ``close()`` waits for. Only a started thread clears it, so it is set just before
+        /// one starts.
+        var readerRunning = false
     }
 
     private let condition = NSCondition()
@@ -45,7 +49,10 @@ final class PrefetchingRecordStream: @unchecked Sendable {
         stopsAtMalformedLines: Bool = true
     ) throws(ActionLogError) {
         self.stopsAtMalformedLines = stopsAtMalformedLines
+        // When opening throws, `self` is already whole and its deinit runs `close()`: with no reader
+        // marked running, that returns at once instead of waiting for a thread that never started.
         let handoff = Handoff(stream: try RecordStream(path: path, actionTypes: actionTypes))
+        state.readerRunning = true
         // The thread keeps `self` alive until it has read to the end or `close()` stopped it.
         Thread.detachNewThread { [self] in
             read(handoff.stream)
@@ -83,11 +90,13 @@ final class PrefetchingRecordStream: @unchecked Sendable {
     }
 
     /// Stops the reader, if it is still going, and waits until it has closed the file.
+    ///
+    /// Returns at once when no reader runs: it finished, or the file never opened.
     func close() {
         condition.lock()
         state.stopped = true
         condition.broadcast()
-        while !state.readerDone {
+        while state.readerRunning {
             condition.wait()
         }
         condition.unlock()
@@ -118,7 +127,7 @@ final class PrefetchingRecordStream: @unchecked Sendable {
             }
         }
         condition.lock()
-        state.readerDone = true
+        state.readerRunning = false
         condition.broadcast()
         condition.unlock()
     }
