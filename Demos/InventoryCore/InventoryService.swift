@@ -1,6 +1,14 @@
 public import DispatchStore
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The inventory service: three stores behind one dispatcher, fed one event per input line.
 ///
 /// - `stock`: units available per item and the reservations of open orders; decides every event.
@@ -116,16 +124,22 @@ public final class InventoryService: Sendable {
             middleware: ServiceLogger(verbosity: verbosity, stock: stock, lineNumbers: lineNumbers, write: diagnostics)
         )
         if let logPath {
-            let size = (try? FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) ?? 0
-            if size > 0 && recovered == 0 {
+            // Opened first: the library reports a path that cannot be a log, takes the log's writer
+            // lock, and cuts away a torn tail, so that what is left is the earlier runs' events.
+            let log = try Self.openLog(logPath, diagnostics: diagnostics)
+            var status = stat()
+            if recovered == 0 && stat(logPath, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+                && status.st_size > 0
+            {
+                log.close()
                 throw StartError(
                     description: "The action log \(logPath) already holds events of an earlier run, and the stores "
                         + "start empty: appending would mix two runs that no replay can tell apart. Pass --data DIR "
                         + "to carry the state from run to run, or choose another log."
                 )
             }
-            actionLog = try Self.openLog(logPath, diagnostics: diagnostics)
-            dispatcher.register(middleware: actionLog!)
+            actionLog = log
+            dispatcher.register(middleware: log)
         } else {
             actionLog = nil
         }

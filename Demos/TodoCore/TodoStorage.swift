@@ -79,25 +79,49 @@ public struct TodoStorage: Sendable {
         return base.appendingPathComponent("dispatch-todo/todos.json")
     }
 
+    /// The largest todo file read, in bytes: 16 MiB.
+    ///
+    /// A larger file is refused without being read (100,000 items take about 10 MB).
+    public static let maximumFileSize = 16 << 20
+
     /// Reads the items.
     ///
+    /// A missing file is an empty list, and so is a path whose directory is missing or is a file
+    /// (``saveProblem()`` says why such a list cannot be saved yet). The file is read only when it
+    /// is a regular file of at most ``maximumFileSize`` bytes.
+    ///
     /// - Returns: The items; none when the file does not exist yet.
-    /// - Throws: ``Failure`` when the file exists but cannot be read or is not a valid todo file.
+    /// - Throws: ``Failure`` when the file exists but cannot be read or is not a valid todo file: a
+    ///   directory, a device, a symbolic link loop, an empty or too large file, one that changed
+    ///   while it was read.
     public func load() throws(Failure) -> [TodoItem] {
-        var isDirectory: ObjCBool = false
-        // A missing file, or one that cannot exist yet, is an empty list; saving says why.
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return [] }
-        guard !isDirectory.boolValue else {
-            throw Failure(.load, path: url.path, reason: "it is a directory, not a todo file")
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            let code = errno
+            // Missing, or a directory on the way missing or in the way: saving creates it or says why.
+            if code == ENOENT || code == ENOTDIR { return [] }
+            let loop = code == ELOOP ? " (a symbolic link loop)" : ""
+            throw Failure(.load, path: url.path, reason: Self.describe(errno: code) + loop)
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            let reason =
-                FileManager.default.isReadableFile(atPath: url.path) ? error.localizedDescription : "permission denied"
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            break
+        case S_IFDIR:
+            throw Failure(.load, path: url.path, reason: "it is a directory, not a todo file")
+        default:
+            let reason = "it is not a regular file (a device or a pipe), not a todo file"
             throw Failure(.load, path: url.path, reason: reason)
         }
+        guard status.st_size <= Self.maximumFileSize else {
+            throw Failure(
+                .load,
+                path: url.path,
+                reason: "it holds \(status.st_size) bytes, more than the \(Self.maximumFileSize >> 20) MiB a todo "
+                    + "file may hold"
+            )
+        }
+        guard status.st_size > 0 else { throw Failure(.load, path: url.path, reason: "it is empty, not a todo file") }
+        let data = try contents(expecting: Int(status.st_size))
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: data)
@@ -112,6 +136,48 @@ public struct TodoStorage: Sendable {
             )
         }
         return file.items
+    }
+
+    /// Why the list cannot be saved at all now, found without trying.
+    ///
+    /// A part of the file's directory path is a file. `nil` when nothing stands in the way (a save
+    /// may still fail).
+    ///
+    /// - Returns: The failure a save would meet, naming the file in the way.
+    public func saveProblem() -> Failure? {
+        let directory = url.resolvingSymlinksInPath().deletingLastPathComponent().path
+        return Self.fileInTheWay(of: directory).map {
+            Failure(.save, path: url.path, reason: "\($0) is a file, not a directory")
+        }
+    }
+
+    /// The file's bytes, which `stat` said are `size`.
+    private func contents(expecting size: Int) throws(Failure) -> Data {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw Failure(.load, path: url.path, reason: Self.describe(errno: errno))
+        }
+        defer { close(descriptor) }
+        // One byte more than expected, to notice a file that grew.
+        var data = Data(count: size + 1)
+        var count = 0
+        while count < data.count {
+            let result = data.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Failure(.load, path: url.path, reason: Self.describe(errno: errno))
+            }
+            if result == 0 { break }
+            count += result
+        }
+        guard count == size else {
+            throw Failure(
+                .load,
+                path: url.path,
+                reason: "it changed while it was read (\(size) bytes, then \(count)); try again"
+            )
+        }
+        return data.prefix(count)
     }
 
     /// Writes the items to a temporary file next to the file, flushes it to the disk, then renames

@@ -51,14 +51,17 @@ let usage = """
                       crash is cut away first; a log that holds events is refused unless --data
                       carries the state on from the run that wrote them
       --replay PATH   replay an action log written with --log into fresh stores, print the summary
+
+    One inventory at a time uses a --log or a --data: a second one exits 1 naming the process that
+    has it (the lock is in PATH.lock, or DIR/journal.lock). Log lines may hold up to 64 MiB.
       --verbose       also log every event's outcome (info)
       --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                       duplicate ids and ignored cancels, and the start and the end)
       -h, --help      show this help
 
     exit status: 0 when every accepted event was applied (and written, with --log and --data); 1
-    when one was not, a write failed, or the log or the data directory could not be opened or
-    replayed; 64 for a bad command line.
+    when one was not, a write failed, the log or the data directory could not be opened, or a
+    replay failed or did not reproduce the logged states; 64 for a bad command line.
     """
 
 @main
@@ -107,9 +110,20 @@ struct InventoryProgram {
         if let replayPath = options.replayPath {
             do {
                 let (summary, report) = try service.replay(contentsOf: replayPath)
-                info("Replay of \(replayPath): \(report).")
+                let sentence = "Replay of \(replayPath): \(report)."
+                // A torn last line or an empty log is worth a notice; a replay that diverged, an error.
+                if !report.succeeded {
+                    writeError("inventory: error: \(sentence)")
+                } else if report.tornTail != nil || report.replayed == 0 {
+                    if verbosity != .quiet {
+                        let empty = report.replayed == 0 ? " The log holds no events." : ""
+                        writeError("inventory: notice: \(sentence)\(empty)")
+                    }
+                } else {
+                    info(sentence)
+                }
                 writeOut(summary.json + "\n")
-                exit(0)
+                exit(report.succeeded ? 0 : 1)
             } catch {
                 fail("\(error)")
             }

@@ -43,9 +43,11 @@ let usage = """
     options:
       --file PATH   the JSON file holding the list (default: $XDG_DATA_HOME/dispatch-todo/todos.json,
                     or ~/.local/share/dispatch-todo/todos.json); written atomically after each change.
-                    A missing file starts an empty list; an unreadable or corrupt one is reported and
-                    left untouched. When a save fails, the status line (or standard error) says why,
-                    the list stays in memory, and the next change and quitting try again.
+                    A missing file starts an empty list; an unreadable or corrupt one (a directory, a
+                    device, an empty file, one over 16 MiB) is reported and left untouched. When a
+                    save fails, or the path cannot be saved to (a file where a directory should be),
+                    the status line (or standard error) says why, the list stays in memory, and the
+                    next change and quitting try again.
       -h, --help    show this help
 
     environment:
@@ -103,11 +105,19 @@ do {
     exit(70)
 }
 
+// A path that cannot be saved yet (a file where a directory should be) starts an empty list, with a
+// notice: the user may move the file away, and the next change saves.
+let startProblem = items.isEmpty ? storage.saveProblem() : nil
+
 if Terminal.isInteractive {
     let environment = ProcessInfo.processInfo.environment
     let styled = (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     let interface = TerminalInterface(app: app, styled: styled)
     saveStatus.handler = { _ in interface.redraw() }
+    if let startProblem {
+        let text = "\(startProblem); each change tries again"
+        app.perform(.showMessage(text.prefix(1).uppercased() + text.dropFirst()))
+    }
     let unsaved: TodoStorage.Failure?
     do {
         unsaved = try interface.run()
@@ -125,6 +135,9 @@ if Terminal.isInteractive {
     }
     let interface = LineInterface(app: app)
     saveStatus.handler = { interface.saveStatusChanged($0) }
+    if let startProblem {
+        standardError("todo: notice: \(startProblem); the list starts empty, and each change tries again")
+    }
     exit(interface.run())
 }
 

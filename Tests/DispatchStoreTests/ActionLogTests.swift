@@ -263,6 +263,7 @@ struct ActionLogTests {
         dispatcher.dispatch(CounterAction.increase, mode: .sync)
         #expect(try lines(of: path).count == 2)
         dispatcher.unregister(middleware: second)
+        second.close()  // one writer at a time
 
         let errors = Shared<[ActionLogError]>([])
         let third = try ActionLogMiddleware(path: path, appending: false) { errors.append($0) }

@@ -63,8 +63,9 @@ struct JournalRecoveryTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (live, liveStores) = try journaledChains()
-        _ = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 100)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 100)
         dispatchChain(live, 0..<30)
+        crash(&journal, of: live)
         let records = try newestFile(directory, prefix: "records-")
         let torn = Data(#"{"id":99,"time":"2026-11-21T10:00:00.000Z","mode":"sync","stores":["a"],"seq":[3"#.utf8)
         let handle = try #require(FileHandle(forWritingAtPath: records))
@@ -73,12 +74,13 @@ struct JournalRecoveryTests {
         handle.closeFile()
 
         let (fresh, freshStores) = try journaledChains()
-        let recovered = try Journal(directory: directory.url.path, dispatcher: fresh, snapshotEvery: 100)
+        var recovered: Journal? = try Journal(directory: directory.url.path, dispatcher: fresh, snapshotEvery: 100)
 
         #expect(freshStores.map(\.state) == liveStores.map(\.state))
-        #expect(recovered.recordCount == 30)
-        let problem = try #require(recovered.recovery.problems.first)
-        #expect(recovered.recovery.problems.count == 1)
+        #expect(recovered?.recordCount == 30)
+        let problems = recovered?.recovery.problems ?? []
+        let problem = try #require(problems.first)
+        #expect(problems.count == 1)
         #expect(problem.code == .tornTail)
         #expect(problem.path == records)
         #expect(problem.line == 31 && problem.byteOffset == Int(offset))
@@ -87,6 +89,7 @@ struct JournalRecoveryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: records)).suffix(torn.count) == torn)
 
         dispatchChain(fresh, 30..<35)
+        crash(&recovered, of: fresh)
         let (again, againStores) = try journaledChains()
         let third = try Journal(directory: directory.url.path, dispatcher: again, snapshotEvery: 100)
         #expect(third.recovery.isClean, "\(third.recovery)")
@@ -99,8 +102,9 @@ struct JournalRecoveryTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (live, liveStores) = try journaledChains()
-        _ = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 10)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 10)
         dispatchChain(live, 0..<25)
+        crash(&journal, of: live)
         let latest = try newestFile(directory, prefix: "snapshot-")
         var bytes = try Data(contentsOf: URL(fileURLWithPath: latest))
         if damage == "flip" {
@@ -130,10 +134,11 @@ struct JournalRecoveryTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (live, liveStores) = try journaledChains()
-        _ = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 1_000)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 1_000)
         for index in 0..<6 {
             live.dispatch(ChainAction.mix(UInt64(index)), to: index < 3 ? "a" : "b", mode: .sync)
         }
+        crash(&journal, of: live)
         let records = try newestFile(directory, prefix: "records-")
         var lines = try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n").map(String.init)
         lines[1] = lines[1].replacingOccurrences(of: ActionLog.typeName(of: ChainAction.self), with: "Gone.Action")
@@ -208,10 +213,11 @@ struct JournalRecoveryTests {
         defer { directory.remove() }
         let old = Dispatcher()
         try old.register(store: Store<WalletV1, WalletAction>(identifier: "wallet", reducer: WalletV1Reducer()))
-        _ = try Journal(directory: directory.url.path, dispatcher: old, snapshotEvery: 2)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: old, snapshotEvery: 2)
         for amount in 1...3 {
             old.dispatch(WalletAction.add("alice", amount), mode: .sync)
         }
+        crash(&journal, of: old)
         let before = try everyFile(directory)
 
         let unmigrated = Dispatcher()
@@ -232,9 +238,9 @@ struct JournalRecoveryTests {
             let old = try JSONDecoder().decode(WalletV1.self, from: data)
             return WalletV2(cents: old.dollars.mapValues { $0 * 100 })
         }
-        let journal = try Journal(directory: directory.url.path, dispatcher: current, migrations: [migration])
+        let migrated = try Journal(directory: directory.url.path, dispatcher: current, migrations: [migration])
         #expect(versions.current == [1])
-        #expect(journal.recovery.replayedRecordCount == 1)
+        #expect(migrated.recovery.replayedRecordCount == 1)
         #expect(wallet.state.cents == ["alice": 600])
     }
 

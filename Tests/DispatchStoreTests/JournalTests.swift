@@ -21,6 +21,17 @@ func dispatchChain(_ dispatcher: Dispatcher, _ range: Range<Int>) {
     }
 }
 
+/// Leaves a journal behind as a crash of its process would: not closed, no last snapshot.
+///
+/// The journal is freed, which releases its directory's lock as the kernel releases a dead
+/// process's.
+func crash(_ journal: inout Journal?, of dispatcher: Dispatcher) {
+    guard journal != nil else { return }
+    dispatcher.unregister(middleware: journal!)
+    #expect(isKnownUniquelyReferenced(&journal), "something still holds the crashed journal, and its lock")
+    journal = nil
+}
+
 /// The names of the files in `directory`, sorted.
 func fileNames(_ directory: TemporaryDirectory) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
@@ -33,11 +44,12 @@ struct JournalTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (live, liveStores) = try journaledChains()
-        let journal = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 1_000)
-        #expect(journal.recovery.recordCount == 0 && journal.recovery.isClean)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 1_000)
+        #expect(journal?.recovery.recordCount == 0 && journal?.recovery.isClean == true)
         dispatchChain(live, 0..<300)
-        #expect(journal.recordCount == 300)
-        #expect(try fileNames(directory) == ["journal.json", "records-00000000000000000000.jsonl"])
+        #expect(journal?.recordCount == 300)
+        #expect(try fileNames(directory) == ["journal.json", "journal.lock", "records-00000000000000000000.jsonl"])
+        crash(&journal, of: live)
 
         let (fresh, freshStores) = try journaledChains()
         let recovered = try Journal(directory: directory.url.path, dispatcher: fresh, snapshotEvery: 1_000)
@@ -56,8 +68,9 @@ struct JournalTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (live, liveStores) = try journaledChains()
-        _ = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 10)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 10)
         dispatchChain(live, 0..<95)
+        crash(&journal, of: live)
 
         let names = try fileNames(directory)
         #expect(names.filter { $0.hasPrefix("snapshot-") }.count == 2)
@@ -100,7 +113,7 @@ struct JournalTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (live, liveStores) = try journaledChains()
-        let journal = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 500)
+        var journal: Journal? = try Journal(directory: directory.url.path, dispatcher: live, snapshotEvery: 500)
         await offThePool {
             concurrently(4) { thread in
                 for index in 0..<2_500 {
@@ -111,8 +124,9 @@ struct JournalTests {
             }
             live.waitUntilIdle()
         }
-        #expect(journal.recordCount == 10_000)
-        #expect(journal.firstFailure == nil)
+        #expect(journal?.recordCount == 10_000)
+        #expect(journal?.firstFailure == nil)
+        crash(&journal, of: live)
 
         let (fresh, freshStores) = try journaledChains()
         let recovered = try Journal(directory: directory.url.path, dispatcher: fresh, snapshotEvery: 500)

@@ -1,5 +1,11 @@
 public import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Runs the package's executables (built next to the test bundle) as subprocesses.
 public enum Executables {
     /// The directory holding the built products.
@@ -72,8 +78,11 @@ public enum Executables {
                 readers.leave()
             }
         }
+        // A program may exit before it reads all its input: the write then fails with EPIPE (where
+        // FileHandle.write would trap), and the test reads what the program did.
+        signal(SIGPIPE, SIG_IGN)
         Thread.detachNewThread {
-            if let input { stdin.fileHandleForWriting.write(input) }
+            if let input { _ = writeAll(input, to: stdin.fileHandleForWriting.fileDescriptor) }
             try? stdin.fileHandleForWriting.close()
         }
         let timedOut = exited.wait(timeout: .now() + timeout) == .timedOut
@@ -90,4 +99,27 @@ public enum Executables {
             timedOut: timedOut
         )
     }
+}
+
+/// Writes all of `data` to `descriptor`, retrying short and interrupted writes.
+///
+/// - Returns: `false` when a write failed (the reader closed its end: `EPIPE`).
+func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+    data.withUnsafeBytes { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = writeBytes(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}
+
+/// `write(2)`, callable where a method named `write` hides it.
+private func writeBytes(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
 }

@@ -69,24 +69,17 @@ public final class RunningProgram: @unchecked Sendable {
         }
     }
 
+    /// The program's process id.
+    public var processIdentifier: Int32 {
+        process.processIdentifier
+    }
+
     /// Writes `data` to the program's standard input.
     ///
     /// - Returns: `false` when the program no longer reads it (it exited).
     @discardableResult
     public func write(_ data: Data) -> Bool {
-        let descriptor = input.fileHandleForWriting.fileDescriptor
-        return data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = writeBytes(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        writeAll(data, to: input.fileHandleForWriting.fileDescriptor)
     }
 
     /// Closes the program's standard input (end of input).
@@ -134,9 +127,4 @@ public final class RunningProgram: @unchecked Sendable {
             timedOut: timedOut
         )
     }
-}
-
-/// `write(2)`, callable where a method named `write` hides it.
-private func writeBytes(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
 }

@@ -160,6 +160,7 @@ struct TodoProgramTests {
         let reason = "cannot save \(file): \(blocker.path) is a file, not a directory"
         #expect(
             output.standardError.split(separator: "\n").map(String.init) == [
+                "todo: notice: \(reason); the list starts empty, and each change tries again",
                 "todo: line 1: \(reason); the next change tries again",
                 "todo: line 2: \(reason); the next change tries again",
                 "todo: \(reason); the changes since the last save are lost",
@@ -176,6 +177,8 @@ struct TodoProgramTests {
         try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
         let file = blocker.appendingPathComponent("todos.json").path
         let program = try RunningProgram("todo", ["--file", file])
+        let notice = await offThePool { program.nextErrorLine() }
+        #expect(notice?.hasPrefix("todo: notice: cannot save \(file): \(blocker.path) is a file") == true)
         program.write(Data("add milk\n".utf8))
         let first = await offThePool { program.nextErrorLine() }
         #expect(

@@ -415,7 +415,8 @@ struct TodoTerminalTests {
         try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
         let file = blocker.appendingPathComponent("todos.json").path
         let session = try TerminalSession(file: file, columns: 300)
-        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0")))
+        let notice = "Cannot save \(file): \(blocker.path) is a file, not a directory; each change tries again"
+        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0  \(notice)")))
 
         session.press("amilk\r")
         let failure = "Not saved, will retry: \(file): \(blocker.path) is a file, not a directory"
@@ -459,7 +460,8 @@ struct TodoTerminalTests {
         try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
         let file = blocker.appendingPathComponent("todos.json").path
         let session = try TerminalSession(file: file, columns: 300)
-        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0")))
+        let notice = "Cannot save \(file): \(blocker.path) is a file, not a directory; each change tries again"
+        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0  \(notice)")))
         session.press("amilk\r")
         #expect(await session.waitForOutput(containing: "Not saved, will retry"))
         session.press("q")
@@ -480,7 +482,8 @@ struct TodoTerminalTests {
         try "not a directory".write(to: blocker, atomically: true, encoding: .utf8)
         let file = blocker.appendingPathComponent("todos.json").path
         let session = try TerminalSession(file: file, columns: 300)
-        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0")))
+        let notice = "Cannot save \(file): \(blocker.path) is a file, not a directory; each change tries again"
+        #expect(await session.waitForFrame(screen(emptyList, status: " history 0/0  \(notice)")))
         session.press("amilk\r")
         #expect(await session.waitForOutput(containing: "Not saved, will retry"))
         session.send(signal: SIGTERM)

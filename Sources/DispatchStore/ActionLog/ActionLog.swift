@@ -11,7 +11,18 @@ public import Foundation
 ///
 /// Reading streams the file through a buffer of fixed size: memory does not grow with the log's
 /// length (``read(contentsOf:actionTypes:)`` keeps the entries it returns, the others do not).
+/// A line may hold up to ``maximumLineLength`` bytes; a longer one, or a file that never ends a
+/// line (`/dev/zero`), is an error once that many bytes were read. An empty file is an empty log.
+/// Readers take no lock: a log can be read while it is written (its last line may then be torn).
 public enum ActionLog {
+    /// The longest line a log or a journal holds, in bytes: 64 MiB.
+    ///
+    /// Readers refuse a longer line with an ``ActionLogError/Code/unreadableFile`` once they have
+    /// read that much of it, so that a file without newlines costs bounded memory and time. Writers
+    /// refuse to write one (``ActionLogError/Code/unencodableAction``, or a journal snapshot that
+    /// fails), so that everything written can be read back.
+    public static let maximumLineLength = 64 << 20
+
     /// One transaction read back from a log.
     public struct Entry: Sendable {
         /// The line it was read from, counting from 1.
@@ -128,7 +139,9 @@ public enum ActionLog {
     ///     (as ``typeName(of:)`` spells it).
     /// - Returns: The entries and the torn tail, if any.
     /// - Throws: ``ActionLogError`` naming the path: ``ActionLogError/Code/unreadableFile`` when the
-    ///   file cannot be read; ``ActionLogError/Code/unstableTypeName`` for an action type without a
+    ///   file cannot be read (missing, a directory, a symbolic link loop), holds a line longer than
+    ///   ``maximumLineLength`` (`/dev/zero` never ends one), or was cut short while it was read;
+    ///   ``ActionLogError/Code/unstableTypeName`` for an action type without a
     ///   stable name; for a malformed line, ``ActionLogError/Code/malformedLine`` or
     ///   ``ActionLogError/Code/unknownActionType`` with its line number.
     public static func read(

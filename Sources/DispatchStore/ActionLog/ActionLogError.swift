@@ -12,6 +12,11 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
         public static let unwritableFile = Code(name: "unwritableFile")
         /// The log file cannot be read.
         public static let unreadableFile = Code(name: "unreadableFile")
+        /// Another writer has the log open: one writer per log.
+        ///
+        /// The other writer is another process, or another ``ActionLogMiddleware`` in this one; the
+        /// message names it.
+        public static let locked = Code(name: "locked")
         /// A line is not a log entry (bad JSON, a missing key, a payload that does not decode).
         public static let malformedLine = Code(name: "malformedLine")
         /// A line's action type is not among the types given to the reader.
@@ -100,6 +105,16 @@ public struct ActionLogError: Error, Sendable, Hashable, CustomStringConvertible
 
     static func unwritable(_ path: String, reason: String) -> ActionLogError {
         ActionLogError(.unwritableFile, path: path, message: "cannot write the action log \(path): \(reason)")
+    }
+
+    static func locked(_ path: String, lockPath: String, holder: String) -> ActionLogError {
+        ActionLogError(
+            .locked,
+            path: path,
+            message: "cannot write the action log \(path): it is open for writing already, in \(holder), which "
+                + "holds the lock \(lockPath); a log takes one writer at a time: close the other first, or choose "
+                + "another path"
+        )
     }
 
     static func unreadable(_ path: String, reason: String) -> ActionLogError {

@@ -31,6 +31,14 @@ import Foundation
 /// never glued to a partial one. Pass `syncsToDisk: true` to also `fsync(2)` after every line, so
 /// that a power loss keeps every finished line, at the cost of a disk flush per transaction.
 ///
+/// **One writer per log.** The log holds an advisory lock (`flock(2)`) on a file beside it, its path
+/// plus `.lock`, from opening to ``close()``; the lock file holds the writer's process id and name.
+/// Another writer on the same path, in another process or this one, is refused with
+/// ``ActionLogError/Code/locked`` naming that holder. The kernel releases the lock when the process
+/// dies, `kill -9` included. A character device (`/dev/null`, `/dev/full`) is written to as it is:
+/// nothing is read, repaired or locked there. A log renamed while it is open keeps getting the lines
+/// (its descriptor follows the file), and keeps the lock of its old path until it is closed.
+///
 /// **Failures.** A line that cannot be written (a full disk, a closed log) or encoded is an error:
 /// ``firstFailure`` keeps the first, `onError` hears of each, and ``failureCount`` counts them. A
 /// failed write leaves no partial line behind. A service should stop when its log fails.
@@ -88,9 +96,11 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
     ///     affected), on the thread that finished the transaction, and with the torn tail cut away
     ///     at opening (``ActionLogError/Code/tornTail``) before this initializer returns.
     /// - Throws: ``ActionLogError`` naming the path: ``ActionLogError/Code/unwritableFile`` with the
-    ///   system's reason when the file cannot be opened for writing, or
-    ///   ``ActionLogError/Code/malformedLine`` when more than its last line is damaged (it is then
-    ///   left as it was).
+    ///   system's reason when the file cannot be opened for writing (a missing directory, a
+    ///   directory, a symbolic link loop, a pipe); ``ActionLogError/Code/locked`` naming the holder
+    ///   when another writer has the log open; or ``ActionLogError/Code/malformedLine`` when more
+    ///   than its last line is damaged, or more than ``ActionLog/maximumLineLength`` bytes end it
+    ///   without a newline (it is then left as it was).
     public init(
         path: String,
         appending: Bool = true,
@@ -103,11 +113,15 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
         self.checksums = checksums
         self.onError = onError
         let opened: AppendFile
+        let lockPath = ActionLogMiddleware.lockPath(for: path)
         do {
-            (opened, repairedTail) = try AppendFile.open(path: path, truncating: !appending) { offset in
-                "\(path).torn-\(offset)"
+            (opened, repairedTail) = try AppendFile.open(path: path, truncating: !appending, lockedBy: lockPath) {
+                offset in "\(path).torn-\(offset)"
             }
         } catch {
+            if let refusal = error.lockRefusal, refusal.isHeld {
+                throw ActionLogError.locked(path, lockPath: lockPath, holder: refusal.reason)
+            }
             if error.isDamaged {
                 throw ActionLogError(
                     .malformedLine,
@@ -141,8 +155,8 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
         file.withLockedValue { $0.firstFailure }
     }
 
-    /// Writes the checkpoint (with ``Checksums/onClose`` or ``Checksums/every(_:)``) and closes
-    /// the file.
+    /// Writes the checkpoint (with ``Checksums/onClose`` or ``Checksums/every(_:)``), closes the
+    /// file and releases its lock.
     ///
     /// The checkpoint holds the checksum and sequence number of every store of the dispatcher the
     /// log is registered with: a replay compares the stores' final states with it. Call this once
@@ -234,6 +248,11 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
     }
 
     // MARK: Internals
+
+    /// The lock file beside the log at `path`, held while the log is open (see ``WriterLock``).
+    static func lockPath(for path: String) -> String {
+        path + ".lock"
+    }
 
     private var checksumInterval: Int? {
         if case .every(let interval) = checksums, interval > 0 { return interval }

@@ -71,6 +71,13 @@ extension ActionRecord {
             checks: checks,
             type: type
         )
-        return .line(record.encodedLine(payload: encoded))
+        let line = record.encodedLine(payload: encoded)
+        // The newline is not part of the line: readers accept what this refuses.
+        guard line.count - 1 <= ActionLog.maximumLineLength else {
+            let limit = LineReader.describe(size: ActionLog.maximumLineLength)
+            let reason = "its line would be \(line.count - 1) bytes, more than the \(limit) a line may hold"
+            return .failed(.unencodable(transaction: transaction, path: path, reason: reason))
+        }
+        return .line(line)
     }
 }

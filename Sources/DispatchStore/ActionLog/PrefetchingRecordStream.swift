@@ -3,13 +3,15 @@ import Foundation
 /// A ``RecordStream`` read and decoded on a thread of its own, a few batches ahead of the caller,
 /// so that a replay dispatches one batch while the next is parsed.
 ///
-/// Memory stays bounded: at most ``capacity`` batches of ``batchSize`` items wait. The caller gets
-/// the items in file order, and the torn tail or error where the file ends or stops.
+/// Memory stays bounded: at most ``capacity`` batches wait, each of at most ``batchSize`` items
+/// and about ``batchBytes`` bytes of lines (long lines make short batches). The caller gets the
+/// items in file order, and the torn tail or error where the file ends or stops.
 final class PrefetchingRecordStream: @unchecked Sendable {
     // @unchecked: `state` is only touched while holding `condition`; `stream` only by the reading
     // thread once it started.
 
     static let batchSize = 256
+    static let batchBytes = 1 << 20
     static let capacity = 4
 
     private struct State {
@@ -110,6 +112,7 @@ final class PrefetchingRecordStream: @unchecked Sendable {
         var batch: [RecordStream.Item] = []
         batch.reserveCapacity(PrefetchingRecordStream.batchSize)
         var end: Result<ActionLog.TornTail?, ActionLogError>?
+        var batchStart = 0
         while end == nil {
             do {
                 if let item = try stream.next() {
@@ -121,9 +124,11 @@ final class PrefetchingRecordStream: @unchecked Sendable {
             } catch {
                 end = .failure(error)
             }
-            if batch.count == PrefetchingRecordStream.batchSize || end != nil {
+            let full = stream.lastOffsetSeen - batchStart >= PrefetchingRecordStream.batchBytes
+            if batch.count == PrefetchingRecordStream.batchSize || full || end != nil {
                 guard hand(batch, end: end) else { break }
                 batch.removeAll(keepingCapacity: true)
+                batchStart = stream.lastOffsetSeen
             }
         }
         condition.lock()

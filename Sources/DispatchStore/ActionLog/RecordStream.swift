@@ -86,7 +86,8 @@ final class RecordStream {
         return nil
     }
 
-    private var lastOffsetSeen = 0
+    /// The offset after the last line read: how many bytes the stream went through.
+    private(set) var lastOffsetSeen = 0
 
     private func nextLine() throws(ActionLogError) -> LineReader.Line? {
         if let pending {

@@ -29,9 +29,12 @@ enum StateDigest {
         return encoder.node.digest
     }
 
-    /// FNV-1a over `bytes`.
-    static func fnv(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// FNV-1a's starting value.
+    static let fnvBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    /// FNV-1a over `bytes`, going on from `hash` (the digest of the bytes before them).
+    static func fnv(_ bytes: some Sequence<UInt8>, continuing hash: UInt64 = fnvBasis) -> UInt64 {
+        var hash = hash
         for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }

@@ -29,6 +29,12 @@ import Foundation
 /// It refuses to open, changing nothing, when it cannot recover a consistent state (a snapshot of a
 /// newer format or state version, a state without a migration, no readable snapshot left).
 ///
+/// **One writer per directory.** The journal holds an advisory lock (`flock(2)`) on `journal.lock`
+/// in its directory from before recovery until ``close()``; the file holds the writer's process id
+/// and name. Another journal on the same directory, in another process or this one, is refused with
+/// ``JournalError/Code/locked`` naming that holder. The kernel releases the lock when the process
+/// dies, `kill -9` included, so a crash never leaves a stale lock.
+///
 /// **Failures.** A record that cannot be written stops the journal: later records would follow a
 /// hole, so they are refused too. ``firstFailure`` and `onError` report it; a service should stop.
 ///
@@ -36,7 +42,7 @@ import Foundation
 ///   transactions finish; a snapshot is encoded and written outside that lock.
 public final class Journal: Middleware, @unchecked Sendable {
     // @unchecked: the mutable state is in `state`, behind its lock; `snapshotLock` serialises
-    // snapshot writing; the rest is immutable.
+    // snapshot writing; `lock` is released only under `state`'s lock; the rest is immutable.
 
     /// The journal's directory.
     public let directory: String
@@ -52,6 +58,8 @@ public final class Journal: Middleware, @unchecked Sendable {
     let state: LockedBox<State>
     /// Held while a snapshot is written, so that only one is.
     let snapshotLock = NSLock()
+    /// The directory's writer lock, held from before recovery until ``close()``.
+    let lock: WriterLock
 
     struct State {
         var file: AppendFile?
@@ -78,7 +86,9 @@ public final class Journal: Middleware, @unchecked Sendable {
     ///   - onError: Called with each failure while running (a record or snapshot not written), on
     ///     the thread that met it.
     /// - Throws: ``JournalError`` naming the file and what is wrong when the directory cannot be
-    ///   used or no consistent state can be recovered; the directory is then left as it was.
+    ///   used (not a directory, a symbolic link loop, another writer holding its lock:
+    ///   ``JournalError/Code/locked``) or no consistent state can be recovered; the directory is
+    ///   then left as it was.
     public init(
         directory: String,
         dispatcher: Dispatcher,
@@ -96,7 +106,7 @@ public final class Journal: Middleware, @unchecked Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let stores = try Journal.checkStores(of: dispatcher, directory: directory)
-        _ = try files.prepare()
+        (lock, _) = try files.prepare()
         var recovered = try JournalRecovery(
             files: files,
             dispatcher: dispatcher,
@@ -137,8 +147,8 @@ public final class Journal: Middleware, @unchecked Sendable {
         try takeSnapshot()
     }
 
-    /// Writes a last snapshot (when records were written since the previous one) and closes the
-    /// journal; transactions finishing later are not recorded.
+    /// Writes a last snapshot (when records were written since the previous one), closes the
+    /// journal and releases its directory's lock; transactions finishing later are not recorded.
     ///
     /// Call it once the dispatcher is idle (after ``Dispatcher/shutdown(_:timeout:)``): the next
     /// start then recovers from that snapshot alone. Calling it again does nothing more.
@@ -159,9 +169,12 @@ public final class Journal: Middleware, @unchecked Sendable {
             }
         }
         let failure = state.withLockedValue { state -> JournalError? in
-            state.closed = true
-            state.file?.close()
-            state.file = nil
+            if !state.closed {
+                state.file?.close()
+                state.file = nil
+                lock.release()
+                state.closed = true
+            }
             return state.firstFailure
         }
         if let failure { throw failure }

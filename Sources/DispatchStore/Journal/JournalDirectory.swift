@@ -12,6 +12,7 @@ import Darwin
 ///
 /// ```
 /// journal.json                          {"format":"DispatchStore journal","version":1}
+/// journal.lock                          the id and name of the process that has it open
 /// snapshot-00000000000000000041.json    every store's state after the records before generation 41
 /// records-00000000000000000041.jsonl    the records written since that snapshot
 /// quarantine/                           what recovery could not read, moved or copied aside
@@ -30,6 +31,13 @@ struct JournalDirectory {
 
     var quarantinePath: String {
         path + "/quarantine"
+    }
+
+    /// The name of the lock file held while a journal has the directory open (``WriterLock``).
+    static let lockName = "journal.lock"
+
+    var lockPath: String {
+        path + "/" + Self.lockName
     }
 
     func snapshotPath(_ generation: Int) -> String {
@@ -55,15 +63,22 @@ struct JournalDirectory {
         var temporaries: [String] = []
     }
 
-    /// Creates the directory and its manifest if there is none, or checks the manifest.
+    /// Creates the directory and its manifest if there is none, or checks the manifest, and takes
+    /// the directory's writer lock before the manifest is written or read.
     ///
-    /// - Returns: Whether the journal was created.
-    /// - Throws: ``JournalError`` for an unwritable directory, a directory holding other files, or a
-    ///   manifest of a newer format.
-    func prepare() throws(JournalError) -> Bool {
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+    /// - Returns: The lock, to hold while the journal is open, and whether the journal was created.
+    /// - Throws: ``JournalError`` for a path that is not a directory or cannot be created, a directory
+    ///   holding other files, a lock another writer holds, or a manifest of a newer format.
+    func prepare() throws(JournalError) -> (lock: WriterLock, created: Bool) {
+        var status = stat()
+        if stat(path, &status) != 0 {
+            guard errno == ENOENT || errno == ENOTDIR else {
+                throw JournalError(
+                    .unwritableDirectory,
+                    path: path,
+                    message: "cannot use the journal directory \(path): \(SystemReason.current(path: path))"
+                )
+            }
             if let reason = Self.makeDirectories(path) {
                 throw JournalError(
                     .unwritableDirectory,
@@ -71,8 +86,20 @@ struct JournalDirectory {
                     message: "cannot create the journal directory \(path): \(reason)"
                 )
             }
-        } else if !isDirectory.boolValue {
-            throw JournalError(.notAJournal, path: path, message: "\(path) is a file, not a journal directory")
+            guard stat(path, &status) == 0 else {
+                throw JournalError(
+                    .unwritableDirectory,
+                    path: path,
+                    message: "cannot create the journal directory \(path): \(SystemReason.current(path: path))"
+                )
+            }
+        }
+        guard (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw JournalError(
+                .notAJournal,
+                path: path,
+                message: "\(path) is \(SystemReason.kind(status.st_mode)), not a journal directory"
+            )
         }
         guard access(path, W_OK | X_OK) == 0 else {
             throw JournalError(
@@ -81,33 +108,83 @@ struct JournalDirectory {
                 message: "the journal directory \(path) is not writable: \(String(cString: strerror(errno)))"
             )
         }
-        guard manager.fileExists(atPath: manifestPath) else {
+        let manager = FileManager.default
+        // `lstat`: a manifest that is a broken or looping link is there, and reported as unreadable.
+        var manifestStatus = stat()
+        let hasManifest = lstat(manifestPath, &manifestStatus) == 0
+        if !hasManifest {
             let entries = (try? manager.contentsOfDirectory(atPath: path)) ?? []
-            guard entries.allSatisfy({ $0.hasPrefix(".") }) else {
+            guard entries.allSatisfy({ $0.hasPrefix(".") || $0 == Self.lockName }) else {
                 throw JournalError(
                     .notAJournal,
                     path: path,
-                    message: "\(path) holds files but no journal.json, so it is not a journal; "
+                    message: "\(path) holds files but no journal.json (\(manifestPath)), so it is not a journal; "
                         + "the journal writes only into an empty directory or one of its own"
                 )
             }
+        }
+        let lock = try takeLock()
+        guard hasManifest || lstat(manifestPath, &manifestStatus) == 0 else {
             let manifest = "{\"format\":\"\(Self.formatName)\",\"version\":\(Self.formatVersion)}\n"
             try writeAtomically(Data(manifest.utf8), to: manifestPath)
-            return true
+            return (lock, true)
         }
         try checkManifest()
-        return false
+        return (lock, false)
+    }
+
+    /// Takes the directory's writer lock.
+    ///
+    /// - Throws: ``JournalError/Code/locked`` naming the holder, or
+    ///   ``JournalError/Code/unwritableDirectory`` when the lock file cannot be opened.
+    private func takeLock() throws(JournalError) -> WriterLock {
+        do {
+            return try WriterLock.acquire(lockPath)
+        } catch let error where error.isHeld {
+            throw JournalError(
+                .locked,
+                path: path,
+                message: "cannot open the journal in \(path): it is open already, in \(error.reason), which holds "
+                    + "the lock \(lockPath); a journal takes one writer at a time: close the other first, or choose "
+                    + "another directory"
+            )
+        } catch {
+            throw JournalError(
+                .unwritableDirectory,
+                path: lockPath,
+                message: "cannot open the journal's lock file \(lockPath): \(error.reason)"
+            )
+        }
     }
 
     private func checkManifest() throws(JournalError) {
-        let bytes: [UInt8]
+        var bytes: [UInt8] = []
+        var status = stat()
+        guard stat(manifestPath, &status) == 0 else {
+            throw JournalError(
+                .unreadableFile,
+                path: manifestPath,
+                message: "cannot read \(manifestPath): \(SystemReason.current(path: manifestPath))"
+            )
+        }
+        if (status.st_mode & S_IFMT) != S_IFREG {
+            throw JournalError(
+                .notAJournal,
+                path: manifestPath,
+                message: "\(manifestPath) is \(SystemReason.kind(status.st_mode)), not the manifest of a DispatchStore "
+                    + "journal"
+            )
+        }
         do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+            // One short line; anything longer is not a manifest, and is not read to its end.
+            bytes = try LineReader(path: manifestPath, bufferSize: 4_096, maximumLineLength: 4_096).next()?.bytes ?? []
+        } catch let failure where failure.isLineTooLong {
+            bytes = []
         } catch {
             throw JournalError(
                 .unreadableFile,
                 path: manifestPath,
-                message: "cannot read \(manifestPath): \(Self.reason(error))"
+                message: "cannot read \(manifestPath): \(error.reason)"
             )
         }
         let document = try? JSONDocument(bytes: bytes)

@@ -12,6 +12,11 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
 
         /// The directory cannot be created or written.
         public static let unwritableDirectory = Code(name: "unwritableDirectory")
+        /// Another writer has the journal open: one writer per directory.
+        ///
+        /// The other writer is another process, or another ``Journal`` in this one; the message
+        /// names it.
+        public static let locked = Code(name: "locked")
         /// The directory holds files but no journal; the journal will not write into it.
         public static let notAJournal = Code(name: "notAJournal")
         /// A file of the journal cannot be read.

@@ -64,6 +64,17 @@ struct JournalSnapshot {
             var line = "{\"store\":\(ActionRecord.quoted(snapshot.storeIdentifier)),\"version\":\(type.journalVersion),"
             line +=
                 "\"seq\":\(snapshot.sequenceNumber),\"type\":\(ActionRecord.quoted(String(reflecting: type))),\"state\":"
+            let length = line.utf8.count + encoded.count + 1
+            guard length <= ActionLog.maximumLineLength else {
+                throw JournalError(
+                    .writeFailed,
+                    path: path,
+                    storeIdentifier: snapshot.storeIdentifier,
+                    message: "cannot write \(path): the state of store '\(snapshot.storeIdentifier)' takes "
+                        + "\(length) bytes, more than the \(LineReader.describe(size: ActionLog.maximumLineLength)) "
+                        + "a line may hold"
+                )
+            }
             body.append(Data(line.utf8))
             body.append(encoded)
             body.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
@@ -76,40 +87,61 @@ struct JournalSnapshot {
         return file
     }
 
-    /// Reads and checks the snapshot at `path`.
+    /// Reads and checks the snapshot at `path`, one line at a time: a file that is not one the
+    /// journal wrote (a device, a line without end) costs bounded memory and time.
     ///
     /// - Throws: ``Problem/damaged(_:)`` naming what is wrong, or ``Problem/newer(_:)``.
     static func read(_ path: String) throws(Problem) -> JournalSnapshot {
-        let bytes: [UInt8]
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw .damaged("it cannot be read: \(SystemReason.current(path: path))") }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw .damaged("it is \(SystemReason.kind(status.st_mode)), not a file the journal wrote")
+        }
         do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            let reader = try LineReader(path: path)
+            guard let headerLine = try reader.next(), headerLine.isTerminated else {
+                throw Problem.damaged("it has no complete header line")
+            }
+            guard let header = try? JSONDocument(bytes: headerLine.bytes),
+                let format = header.member("format", in: 0).flatMap(header.string(at:)), format == formatName,
+                let version = header.member("version", in: 0).flatMap(header.integer(at:))
+            else { throw Problem.damaged("its first line is not a snapshot header") }
+            guard version.magnitude <= UInt64(formatVersion) else { throw Problem.newer(Int(version.magnitude)) }
+            guard let generation = number("generation", header), let recordCount = number("records", header),
+                let count = number("bytes", header),
+                let digestText = header.member("digest", in: 0).flatMap(header.string(at:)),
+                let digest = UInt64(digestText, radix: 16)
+            else { throw Problem.damaged("its header lacks generation, records, bytes or digest") }
+            // The lines are checked against the header's size and digest before any is used.
+            var lines: [[UInt8]] = []
+            var size = 0
+            var hash = StateDigest.fnvBasis
+            while let line = try reader.next() {
+                size += line.bytes.count + (line.isTerminated ? 1 : 0)
+                guard size <= count else { break }
+                hash = StateDigest.fnv(line.bytes, continuing: hash)
+                if line.isTerminated { hash = StateDigest.fnv(CollectionOfOne(0x0A), continuing: hash) }
+                lines.append(line.bytes)
+            }
+            guard size == count else {
+                throw Problem.damaged(
+                    "it holds \(size > count ? "more than \(count)" : "\(size)") bytes of states where its header says "
+                        + "\(count)\(size < count ? " (cut short?)" : "")"
+                )
+            }
+            guard hash == digest else { throw Problem.damaged("its states do not match their digest") }
+            var stores: [Stored] = []
+            for line in lines {
+                stores.append(try stored(line))
+            }
+            return JournalSnapshot(generation: generation, recordCount: recordCount, stores: stores)
+        } catch let problem as Problem {
+            throw problem
+        } catch let failure as LineReader.Failure {
+            throw .damaged("it cannot be read: \(failure.reason)")
         } catch {
-            throw .damaged("it cannot be read: \(JournalDirectory.reason(error))")
+            throw .damaged("it cannot be read: \(error)")
         }
-        guard let newline = bytes.firstIndex(of: 0x0A) else { throw .damaged("it has no complete header line") }
-        guard let header = try? JSONDocument(bytes: Array(bytes[..<newline])),
-            let format = header.member("format", in: 0).flatMap(header.string(at:)), format == formatName,
-            let version = header.member("version", in: 0).flatMap(header.integer(at:))
-        else { throw .damaged("its first line is not a snapshot header") }
-        guard version.magnitude <= UInt64(formatVersion) else { throw .newer(Int(version.magnitude)) }
-        guard let generation = number("generation", header), let recordCount = number("records", header),
-            let count = number("bytes", header),
-            let digestText = header.member("digest", in: 0).flatMap(header.string(at:)),
-            let digest = UInt64(digestText, radix: 16)
-        else { throw .damaged("its header lacks generation, records, bytes or digest") }
-        let body = bytes[(newline + 1)...]
-        guard body.count == count else {
-            throw .damaged("it holds \(body.count) bytes of states where its header says \(count) (cut short?)")
-        }
-        guard StateDigest.fnv(body) == digest else { throw .damaged("its states do not match their digest") }
-        var stores: [Stored] = []
-        var start = body.startIndex
-        while start < body.endIndex {
-            let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
-            stores.append(try stored(Array(body[start..<end])))
-            start = end + 1
-        }
-        return JournalSnapshot(generation: generation, recordCount: recordCount, stores: stores)
     }
 
     private static func number(_ key: String, _ document: JSONDocument) -> Int? {
