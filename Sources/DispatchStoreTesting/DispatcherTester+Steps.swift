@@ -32,18 +32,25 @@ extension DispatcherTester {
     /// were not received, or else the stores that changed since the last step; forgets them.
     func checkBetweenSteps(_ call: String, at location: SourceLocation) {
         let (unclaimed, baseline, exhaustivity) = state.withLock { state in
-            defer { state.unclaimed = [] }
-            return (state.unclaimed, state.baseline, state.exhaustivity)
+            defer {
+                state.unclaimed = []
+                state.leftToReceive = [:]
+            }
+            return (state.unclaimed.filter { !$0.isAccountedFor }, state.baseline, state.exhaustivity)
         }
         guard exhaustivity == .on else { return }
         guard unclaimed.isEmpty else {
             let count = unclaimed.count == 1 ? "1 transaction" : "\(unclaimed.count) transactions"
+            let during = unclaimed.contains { $0.during != nil }
             Issue.record(
                 Comment(
                     rawValue: "\(call): \(count) dispatched outside the tester finished and "
                         + "\(unclaimed.count == 1 ? "was" : "were") not received: "
-                        + unclaimed.map { describe($0.result) }.joined(separator: "; ")
-                        + ". Assert each with receive(_:) before this step, or set exhaustivity to .off"
+                        + unclaimed.map { describe($0.result) + ($0.during.map { ", during \($0)" } ?? "") }
+                        .joined(separator: "; ")
+                        + ". Assert each with receive(_:) before this step"
+                        + (during ? ", or expect its changes in the step it finished during" : "")
+                        + ", or set exhaustivity to .off"
                 ),
                 sourceLocation: location
             )
@@ -62,6 +69,48 @@ extension DispatcherTester {
                 ),
                 sourceLocation: location
             )
+        }
+    }
+
+    /// Settles the transactions dispatched elsewhere that finished while a send waited for its own.
+    ///
+    /// One whose stores the send expects, or reached itself, is accounted for and needs no
+    /// receive; the other stores they changed are left to their receives, not reported by the send.
+    /// Either way an event is reported once.
+    ///
+    /// - Parameters:
+    ///   - start: The tester's transaction count when the send dispatched.
+    ///   - finished: The send's own transaction.
+    ///   - call: The send, for messages.
+    ///   - expected: The send's expectations.
+    ///   - states: The states from before the send.
+    /// - Returns: The stores left to receives.
+    func settleNested(
+        after start: Int,
+        before finished: FinishedTransaction,
+        call: String,
+        expected: Expectations,
+        states: StoreStates
+    ) -> Set<String> {
+        let covered = expected.namedStores.union(finished.result.outcomes.map(\.storeIdentifier))
+        return state.withLock { state in
+            var left: Set<String> = []
+            for index in state.unclaimed.indices {
+                let nested = state.unclaimed[index]
+                guard nested.sequence > start, nested.sequence < finished.sequence else { continue }
+                let stores = Set(nested.result.outcomes.map(\.storeIdentifier))
+                state.unclaimed[index].during = call
+                if nested.result.succeeded && !nested.result.isUnhandled && stores.isSubset(of: covered) {
+                    state.unclaimed[index].isAccountedFor = true
+                } else {
+                    left.formUnion(stores.subtracting(covered))
+                }
+            }
+            state.leftToReceive = [:]
+            for store in left {
+                state.leftToReceive[store] = states[store]
+            }
+            return left
         }
     }
 

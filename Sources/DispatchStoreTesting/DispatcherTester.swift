@@ -26,7 +26,8 @@ public import Testing
 /// expects it (``Expectations/expectUnhandled(sourceLocation:)``,
 /// ``Expectations/expectFailure(of:sourceLocation:)``, ``Expectations/expectCancelled(_:sourceLocation:)``);
 /// a transaction dispatched elsewhere (by an operation, an observer or the test itself) that
-/// finished and was not asserted with ``receive(_:isolation:sourceLocation:_:)``; a store that
+/// finished and was not asserted with ``receive(_:isolation:sourceLocation:_:)`` (one that finished
+/// during a step whose expectations cover its stores needs none); a store that
 /// changed between steps outside any transaction. ``finish()`` reports anything still in flight.
 ///
 /// **Waiting.** A step waits for its transaction's completion, which the dispatcher calls exactly
@@ -185,10 +186,10 @@ public final class DispatcherTester: Sendable {
             Issue.record(error, Comment(rawValue: "\(call): the expectations threw"), sourceLocation: sourceLocation)
         }
 
-        let (limit, token): (Duration, Int) = state.withLock { state in
+        let (limit, token, start): (Duration, Int, Int) = state.withLock { state in
             state.nextSendToken += 1
             state.pendingSends[state.nextSendToken] = "\(call) at \(sourceLocation)"
-            return (state.timeout, state.nextSendToken)
+            return (state.timeout, state.nextSendToken, state.sequence)
         }
         let shot = OneShot<FinishedTransaction?>()
         let completion: @Sendable (DispatchResult) -> Void = { [middleware] result in
@@ -222,8 +223,9 @@ public final class DispatcherTester: Sendable {
         }
         let after = finished.states ?? StoreStates(reading: dispatcher.stores)
         let exhaustivity = self.exhaustivity
+        let left = settleNested(after: start, before: finished, call: call, expected: expected, states: before)
         StepCheck(call: call, location: sourceLocation, exhaustivity: exhaustivity)
-            .check(finished.result, expected, before: before, after: after, absorbedBy: nil)
+            .check(finished.result, expected, before: before, after: after, absorbedBy: nil, leftToReceive: left)
         state.withLock { state in
             state.baseline = after
             state.baselineSequence = finished.sequence

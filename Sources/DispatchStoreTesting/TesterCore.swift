@@ -29,6 +29,13 @@ struct StoreStates: Sendable {
     subscript(identifier: String) -> (any StateType)? {
         states[identifier]
     }
+
+    /// These states with `identifier`'s replaced by `state`.
+    func replacing(_ identifier: String, with state: any StateType) -> StoreStates {
+        var copy = self
+        copy.append(identifier, state)
+        return copy
+    }
 }
 
 /// A transaction the tester saw finish.
@@ -39,6 +46,14 @@ struct FinishedTransaction: Sendable {
     /// Every store's state when it finished (a consistent cut), or `nil` when none was taken (an
     /// unhandled action, or a cut that could not be taken on that thread).
     let states: StoreStates?
+    /// The step it finished during, while that step waited for its own transaction (a `.sync`
+    /// dispatch from an observer or an operation), for messages.
+    var during: String?
+    /// Whether that step accounted for it, so that it needs no receive.
+    ///
+    /// It did when the transaction succeeded and the step's expectations, or the step's own
+    /// transaction, cover every store it reached.
+    var isAccountedFor = false
 }
 
 /// A transaction that started in some store and has not finished.
@@ -64,6 +79,9 @@ struct TesterState: Sendable {
     /// token, with the step that made them.
     var pendingSends: [Int: String] = [:]
     var nextSendToken = 0
+    /// The states, from before the step, of the stores that only transactions finishing during a
+    /// send changed, and that the send did not expect: their receives check those changes.
+    var leftToReceive: [String: any StateType] = [:]
     /// The states the last step ended with, and the sequence of the transaction it checked.
     var baseline: StoreStates?
     var baselineSequence = 0
