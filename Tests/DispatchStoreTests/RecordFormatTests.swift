@@ -74,8 +74,9 @@ struct RecordFormatTests {
 
     @Test("the parser names the byte where a text stops being JSON")
     func syntaxErrors() {
-        for (text, offset) in [("{\"a\":1,}", 7), ("[1 2]", 3), ("{\"a\" 1}", 5), ("\"abc", 4), ("01", 1), ("{} x", 3)]
-        {
+        for (text, offset) in [
+            ("{\"a\":1,,}", 7), ("[1 2]", 3), ("{\"a\" 1}", 5), ("\"abc", 4), ("01", 1), ("{} x", 3),
+        ] {
             #expect(
                 performing: { try JSONDocument(bytes: Array(text.utf8)) },
                 throws: { error in
@@ -83,6 +84,8 @@ struct RecordFormatTests {
                 }
             )
         }
+        // As JSONDecoder does, one comma may end a container's members.
+        #expect(throws: Never.self) { try JSONDocument(bytes: Array("{\"a\":[1,],}".utf8)) }
         var deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         #expect(throws: JSONDocument.SyntaxError.self) { try JSONDocument(bytes: Array(deep.utf8)) }
         deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)

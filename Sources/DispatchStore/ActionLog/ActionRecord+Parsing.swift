@@ -48,6 +48,7 @@ extension ActionRecord {
     /// - Throws: ``Problem`` naming the missing or malformed key.
     static func parse(_ document: JSONDocument, typeNames: inout TypeNames) throws(Problem) -> Parsed {
         guard document.nodes.first?.kind == .object else { throw Problem(reason: "the line is not a JSON object") }
+        guard document.hasStringKeys(0) else { throw Problem(reason: "a key is not a valid string") }
         var id: UInt64?
         var time: Date?
         var mode: DispatchMode?
@@ -59,12 +60,20 @@ extension ActionRecord {
         var type: String?
         var payload: Int?
         var isCheckpoint = false
+        var seen: UInt16 = 0  // a bit per RecordKey met
         var key = 1
         for _ in 0..<document.nodes[0].count {
             let value = key + 1
             defer { key = document.nodes[value].next }
-            guard document.nodes[key].kind == .string else { continue }  // Every record key is ASCII.
-            switch RecordKey(document, key) {
+            // Keys written with escapes or beyond ASCII are read as JSONDecoder reads them.
+            let recordKey =
+                document.nodes[key].kind == .string
+                ? RecordKey(document, key) : RecordKey(name: document.string(at: key) ?? "")
+            // A key given twice counts the first time, as JSONDecoder reads it.
+            let bit = recordKey.bit
+            guard seen & bit == 0 else { continue }
+            if recordKey != .other { seen |= bit }
+            switch recordKey {
             case .id:
                 guard let (negative, magnitude) = document.integer(at: value), !negative else {
                     throw Problem(reason: "\"id\" must be a whole number")
@@ -185,8 +194,31 @@ extension ActionRecord {
 }
 
 /// The keys a record may hold, recognised from their bytes without making a string.
-private enum RecordKey {
+private enum RecordKey: String {
     case id, time, mode, target, stores, seq, unfinished, checks, type, payload, checkpoint, other
+
+    /// The key named `name`.
+    init(name: String) {
+        self = RecordKey(rawValue: name) ?? .other
+    }
+
+    /// The key's bit in a set of keys held as a `UInt16`; none for `.other`.
+    var bit: UInt16 {
+        switch self {
+        case .id: 1
+        case .time: 1 << 1
+        case .mode: 1 << 2
+        case .target: 1 << 3
+        case .stores: 1 << 4
+        case .seq: 1 << 5
+        case .unfinished: 1 << 6
+        case .checks: 1 << 7
+        case .type: 1 << 8
+        case .payload: 1 << 9
+        case .checkpoint: 1 << 10
+        case .other: 0
+        }
+    }
 
     init(_ document: JSONDocument, _ index: Int) {
         let node = document.nodes[index]

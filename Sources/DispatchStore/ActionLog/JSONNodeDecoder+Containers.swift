@@ -14,7 +14,12 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var keys: [Key] = []
         var child = object + 1
         for _ in 0..<document.nodes[object].count {
-            if let name = document.string(at: child), let key = Key(stringValue: name) { keys.append(key) }
+            if let name = document.string(at: child) {
+                if let key = Key(stringValue: name) { keys.append(key) }
+            } else {
+                // A key that is not UTF-8: JSONDecoder refuses the object.
+                decoder.context.isUncertain = true
+            }
             child = document.nodes[child + 1].next
         }
         return keys
@@ -47,51 +52,123 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try JSONNodeDecoder.floatingPoint(Double.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.floatingPoint(
+            Double.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try JSONNodeDecoder.floatingPoint(Float.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.floatingPoint(
+            Float.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        try JSONNodeDecoder.integer(Int.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            Int.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        try JSONNodeDecoder.integer(Int8.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            Int8.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        try JSONNodeDecoder.integer(Int16.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            Int16.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        try JSONNodeDecoder.integer(Int32.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            Int32.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        try JSONNodeDecoder.integer(Int64.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            Int64.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        try JSONNodeDecoder.integer(UInt.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            UInt.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        try JSONNodeDecoder.integer(UInt8.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            UInt8.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        try JSONNodeDecoder.integer(UInt16.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            UInt16.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        try JSONNodeDecoder.integer(UInt32.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            UInt32.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        try JSONNodeDecoder.integer(UInt64.self, decoder.document, try value(for: key), { decoder.path(key) })
+        try JSONNodeDecoder.integer(
+            UInt64.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
     }
 
     func decode<Value: Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value {
@@ -165,82 +242,94 @@ struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
-        try next { decoder, index, key in try JSONNodeDecoder.bool(decoder.document, index) { decoder.path(key) } }
+        try next { decoder, index, key in try JSONNodeDecoder.bool(decoder.document, index, { decoder.path(key) }) }
     }
 
     mutating func decode(_ type: String.Type) throws -> String {
-        try next { decoder, index, key in try JSONNodeDecoder.string(decoder.document, index) { decoder.path(key) } }
+        try next { decoder, index, key in try JSONNodeDecoder.string(decoder.document, index, { decoder.path(key) }) }
     }
 
     mutating func decode(_ type: Double.Type) throws -> Double {
         try next { decoder, index, key in
-            try JSONNodeDecoder.floatingPoint(Double.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.floatingPoint(
+                Double.self,
+                decoder.document,
+                index,
+                { decoder.path(key) },
+                decoder.context
+            )
         }
     }
 
     mutating func decode(_ type: Float.Type) throws -> Float {
         try next { decoder, index, key in
-            try JSONNodeDecoder.floatingPoint(Float.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.floatingPoint(
+                Float.self,
+                decoder.document,
+                index,
+                { decoder.path(key) },
+                decoder.context
+            )
         }
     }
 
     mutating func decode(_ type: Int.Type) throws -> Int {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(Int.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: Int8.Type) throws -> Int8 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int8.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(Int8.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: Int16.Type) throws -> Int16 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int16.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(Int16.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: Int32.Type) throws -> Int32 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int32.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(Int32.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: Int64.Type) throws -> Int64 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int64.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(Int64.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: UInt.Type) throws -> UInt {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(UInt.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt8.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(UInt8.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt16.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(UInt16.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt32.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(UInt32.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
         try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt64.self, decoder.document, index) { decoder.path(key) }
+            try JSONNodeDecoder.integer(UInt64.self, decoder.document, index, { decoder.path(key) }, decoder.context)
         }
     }
 

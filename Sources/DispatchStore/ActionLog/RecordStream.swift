@@ -136,8 +136,6 @@ final class RecordStream {
         }
     }
 
-    /// Decodes the payload with ``JSONNodeDecoder``, or, when that throws, with `JSONDecoder`,
-    /// whose result or error then counts.
     private func decode(
         _ type: any (ActionType & Decodable).Type,
         _ document: JSONDocument,
@@ -145,16 +143,37 @@ final class RecordStream {
         _ bytes: [UInt8]
     ) throws -> any ActionType {
         func open<Action: ActionType & Decodable>(_: Action.Type) throws -> any ActionType {
-            do {
-                return try JSONNodeDecoder.decode(Action.self, from: document, at: payload)
-            } catch {
-                return try JSONDecoder().decode(Payload<Action>.self, from: Data(bytes)).payload
-            }
+            try RecordStream.decodePayload(Action.self, document, at: payload, of: bytes)
         }
         return try open(type)
     }
 
-    private struct Payload<Action: Decodable>: Decodable {
-        let payload: Action
+    /// Decodes a line's payload, the value of node `payload` of its `document`, with
+    /// ``JSONNodeDecoder``, or, when that throws, with `JSONDecoder`, whose result or error then
+    /// counts: what the line's `"payload"` gives `JSONDecoder`, always (the differential test holds it).
+    ///
+    /// - Parameters:
+    ///   - type: The payload's type.
+    ///   - document: The line, parsed.
+    ///   - payload: The node of the value under the line's `"payload"` key.
+    ///   - bytes: The line's bytes.
+    /// - Returns: The payload.
+    /// - Throws: `JSONDecoder`'s error when neither decodes it.
+    static func decodePayload<Value: Decodable>(
+        _ type: Value.Type,
+        _ document: JSONDocument,
+        at payload: Int,
+        of bytes: [UInt8]
+    ) throws -> Value {
+        do {
+            return try JSONNodeDecoder.decode(Value.self, from: document, at: payload)
+        } catch {
+            return try JSONDecoder().decode(Payload<Value>.self, from: Data(bytes)).payload
+        }
+    }
+
+    /// A line, as `JSONDecoder` reads its payload.
+    struct Payload<Value: Decodable>: Decodable {
+        let payload: Value
     }
 }
