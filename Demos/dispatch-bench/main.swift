@@ -103,9 +103,11 @@ while let argument = arguments.popFirst() {
     }
 }
 
-let all =
-    baselineScenarios(scale: scale) + libraryScenarios(scale: scale) + realisticScenarios(scale: scale)
-    + scaleScenarios(scale: scale) + journalScenarios(scale: scale)
+let all: [Scenario] = [
+    baselineScenarios(scale: scale), libraryScenarios(scale: scale), realisticScenarios(scale: scale),
+    scaleScenarios(scale: scale), journalScenarios(scale: scale), decoderScenarios(scale: scale),
+    fileScenarios(scale: scale), soakScenarios(scale: scale),
+].flatMap { $0 }
 let known = all.map(\.id)
 /// The scenario `name` calls, whatever its case (`s1r` is `S1r`).
 func knownID(_ name: String) -> String {

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// One JSON text parsed into a flat array of nodes, for reading log records without Foundation's
-/// `JSONDecoder`, which costs 4.6 times as many instructions per log line: 161,000 against 35,000
+/// `JSONDecoder`, which costs 4.5 times as many instructions per log line: 161,400 against 36,100
 /// in dispatch-bench's L1J and L1 (one decoder for the log, each line decoded in one pass; callgrind,
 /// scale 0.05), so that it misses L1's and L2's goals where this reader meets them (Performance.md).
 ///
