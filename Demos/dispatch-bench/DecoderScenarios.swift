@@ -102,7 +102,8 @@ func decoderScenarios(scale: Double) -> [Scenario] {
     ]
 }
 
-/// L1J and L2J: `body` reads a log of `bytes` bytes with `decoder` and returns the check of what it did.
+/// L1J and L2J: `body` reads a log of `bytes` bytes with a decoder of its own and returns the check
+/// of what it did.
 private func decoderScenario(
     id: String,
     summary: String,
@@ -110,25 +111,11 @@ private func decoderScenario(
     limit: Scenario.Limit,
     body: @escaping (PreparedLog, JSONDecoder) throws -> () -> String?
 ) -> Scenario {
-    var scenario = Scenario(id: id, summary: summary, operations: 1, baseline: nil, target: nil, limit: limit) {
-        let log = PreparedLog.of(bytes: bytes)
-        let memory = MemoryProbe()
-        var check: () -> String? = { "not run" }
-        return Repetition(
-            run: {
-                memory.start(trimming: false)
-                do {
-                    check = try body(log, logLineDecoder())
-                } catch {
-                    check = { "reading failed: \(error)" }
-                }
-                memory.stop()
-            },
-            check: { check() },
-            notes: { "\(log.lines) lines; " + memory.notes },
-            memoryGrowth: { memory.peakGrowth }
-        )
+    logScenario(id: id, summary: summary, bytes: bytes, limit: limit) { log in
+        do {
+            return try body(log, logLineDecoder())
+        } catch {
+            return { "reading failed: \(error)" }
+        }
     }
-    scenario.showsTotal = true
-    return scenario
 }

@@ -230,8 +230,8 @@ func benchDirectory() -> URL {
     return directory
 }
 
-/// L1 and L2: `body` reads a log of `bytes` bytes and returns the check of what it did.
-private func logScenario(
+/// L1 and L2 (and L1J and L2J): `body` reads a log of `bytes` bytes and returns the check of what it did.
+func logScenario(
     id: String,
     summary: String,
     bytes: Int,
