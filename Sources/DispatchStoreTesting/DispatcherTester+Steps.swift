@@ -142,7 +142,7 @@ extension DispatcherTester {
     static func claim(
         _ result: DispatchResult,
         token: Int,
-        in state: Protected<TesterState>
+        in state: Locked<TesterState>
     ) -> FinishedTransaction {
         let (claimed, waiter): (FinishedTransaction, OneShot<Bool>?) = state.withLock { state in
             state.pendingSends[token] = nil

@@ -69,7 +69,7 @@ public final class DispatcherTester: Sendable {
     public let dispatcher: Dispatcher
     let middleware: TesterMiddleware
 
-    var state: Protected<TesterState> {
+    var state: Locked<TesterState> {
         middleware.state
     }
 
@@ -93,7 +93,7 @@ public final class DispatcherTester: Sendable {
     ///   but steps must not overlap.
     public init(_ dispatcher: Dispatcher, exhaustivity: Exhaustivity = .on, timeout: Duration = .seconds(30)) {
         self.dispatcher = dispatcher
-        let state = Protected(TesterState(exhaustivity: exhaustivity, timeout: timeout))
+        let state = Locked(TesterState(exhaustivity: exhaustivity, timeout: timeout))
         middleware = TesterMiddleware(state: state)
         dispatcher.register(middleware: middleware)
         let baseline = StoreStates(reading: dispatcher.stores)
@@ -195,7 +195,7 @@ public final class DispatcherTester: Sendable {
         let completion: @Sendable (DispatchResult) -> Void = { [middleware] result in
             shot.resume(Self.claim(result, token: token, in: middleware.state))
         }
-        let dispatched = Protected<Transaction?>(nil)
+        let dispatched = Locked<Transaction?>(nil)
         let dispatcher = dispatcher
         let finished = await shot.wait(limit: limit, fallback: nil) {
             if mode == .sync {

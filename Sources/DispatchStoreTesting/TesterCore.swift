@@ -99,12 +99,12 @@ struct TesterState: Sendable {
 /// The cut comes from a `RecorderMiddleware` it drives: the recorder reads every store's state at
 /// one instant without ever waiting on a store's lock from inside it.
 final class TesterMiddleware: Middleware, Sendable {
-    let state: Protected<TesterState>
+    let state: Locked<TesterState>
     /// Keeps the cuts of the latest transactions; 64 covers the transactions that can finish on
     /// other threads between the recorder's hook and ours.
     private let cuts = RecorderMiddleware(limit: 64)
 
-    init(state: Protected<TesterState>) {
+    init(state: Locked<TesterState>) {
         self.state = state
     }
 

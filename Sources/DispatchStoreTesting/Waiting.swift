@@ -1,23 +1,6 @@
 import Dispatch
+import DispatchStore
 import Foundation
-
-/// A value only ever touched while holding its own lock.
-final class Protected<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only read or written inside `withLock`, under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    /// Runs `body` with exclusive access to the value; keep it short and never call out from it.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
 
 /// Resumes one waiting task exactly once: with the first value handed to ``resume(_:)``, or with a
 /// fallback when a time limit passes first.
@@ -28,16 +11,23 @@ final class OneShot<Value: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Value, Never>?
         var value: Value?
-        var timer: DispatchWorkItem?
+        var timer: Timer?
     }
 
-    private let state = Protected(State())
+    /// The work item that resumes the task at the limit.
+    private struct Timer: @unchecked Sendable {
+        // @unchecked: a `DispatchWorkItem` may be cancelled from any thread; it is not marked
+        // `Sendable` on Linux.
+        let item: DispatchWorkItem
+    }
+
+    private let state = Locked(State())
 
     /// Hands over `value`; `false` when the task was resumed already (by an earlier value or by
     /// the limit).
     @discardableResult
     func resume(_ value: Value) -> Bool {
-        let taken: (continuation: CheckedContinuation<Value, Never>?, timer: DispatchWorkItem?)? = state.withLock {
+        let taken: (continuation: CheckedContinuation<Value, Never>?, timer: Timer?)? = state.withLock {
             state in
             guard state.value == nil else { return nil }
             state.value = value
@@ -48,7 +38,7 @@ final class OneShot<Value: Sendable>: Sendable {
             return (state.continuation, state.timer)
         }
         guard let taken else { return false }
-        taken.timer?.cancel()
+        taken.timer?.item.cancel()
         taken.continuation?.resume(returning: value)
         return true
     }
@@ -72,7 +62,7 @@ final class OneShot<Value: Sendable>: Sendable {
             let early: Value? = state.withLock { state in
                 if let value = state.value { return value }
                 state.continuation = continuation
-                state.timer = timer
+                state.timer = Timer(item: timer)
                 return nil
             }
             if let early {

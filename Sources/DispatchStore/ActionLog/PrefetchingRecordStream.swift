@@ -7,8 +7,8 @@ import Foundation
 /// and about ``batchBytes`` bytes of lines (long lines make short batches). The caller gets the
 /// items in file order, and the torn tail or error where the file ends or stops.
 final class PrefetchingRecordStream: @unchecked Sendable {
-    // @unchecked: `state` is only touched while holding `condition`; `stream` only by the reading
-    // thread once it started.
+    // @unchecked: `state` is behind its lock; `current`, `position` and `tornTail` are only touched
+    // by the one caller of `next()`; the stream only by the reading thread once it started.
 
     static let batchSize = 256
     static let batchBytes = 1 << 20
@@ -26,8 +26,14 @@ final class PrefetchingRecordStream: @unchecked Sendable {
         var readerRunning = false
     }
 
-    private let condition = NSCondition()
-    private var state = State()
+    private let state = LockedBox(State())
+    /// Signalled each time the reader hands something over (a batch, the end, or both).
+    private let handed = DispatchSemaphore(value: 0)
+    /// Counts the free places for batches; starts at 0 and is raised to ``capacity`` (a semaphore
+    /// must not be freed below its initial value).
+    private let room = DispatchSemaphore(value: 0)
+    /// Signalled once, when the reading thread has finished.
+    private let finished = DispatchSemaphore(value: 0)
     private var current: [RecordStream.Item] = []
     private var position = 0
     /// The torn tail, known once ``next()`` returned `nil`.
@@ -51,10 +57,13 @@ final class PrefetchingRecordStream: @unchecked Sendable {
         stopsAtMalformedLines: Bool = true
     ) throws(ActionLogError) {
         self.stopsAtMalformedLines = stopsAtMalformedLines
+        for _ in 0..<Self.capacity {
+            room.signal()
+        }
         // When opening throws, `self` is already whole and its deinit runs `close()`: with no reader
         // marked running, that returns at once instead of waiting for a thread that never started.
         let handoff = Handoff(stream: try RecordStream(path: path, actionTypes: actionTypes))
-        state.readerRunning = true
+        state.withLockedValue { $0.readerRunning = true }
         // The thread keeps `self` alive until it has read to the end or `close()` stopped it.
         Thread.detachNewThread { [self] in
             read(handoff.stream)
@@ -69,39 +78,45 @@ final class PrefetchingRecordStream: @unchecked Sendable {
             position += 1
             return current[position - 1]
         }
-        condition.lock()
-        while state.batches.isEmpty && state.end == nil {
-            condition.wait()
-        }
-        if state.batches.isEmpty {
-            let end = state.end!
-            condition.unlock()
-            switch end {
-            case .success(let tail):
-                tornTail = tail
-                return nil
-            case .failure(let error):
+        while true {
+            let taken: Result<[RecordStream.Item], ActionLogError>?? = state.withLockedValue { state in
+                if !state.batches.isEmpty { return .some(.success(state.batches.removeFirst())) }
+                switch state.end {
+                case .success(let tail):
+                    tornTail = tail
+                    return .some(nil)
+                case .failure(let error): return .some(.failure(error))
+                case nil: return nil
+                }
+            }
+            switch taken {
+            case .some(.some(.success(let batch))):
+                room.signal()
+                current = batch
+                position = 1
+                return current[0]
+            case .some(.some(.failure(let error))):
                 throw error
+            case .some(.none):
+                return nil
+            case .none:
+                handed.wait()
             }
         }
-        current = state.batches.removeFirst()
-        condition.signal()
-        condition.unlock()
-        position = 1
-        return current[0]
     }
 
     /// Stops the reader, if it is still going, and waits until it has closed the file.
     ///
     /// Returns at once when no reader runs: it finished, or the file never opened.
     func close() {
-        condition.lock()
-        state.stopped = true
-        condition.broadcast()
-        while state.readerRunning {
-            condition.wait()
+        let running = state.withLockedValue { state in
+            state.stopped = true
+            return state.readerRunning
         }
-        condition.unlock()
+        guard running else { return }
+        // Wakes a reader waiting for room; it finds the stream stopped.
+        room.signal()
+        finished.wait()
     }
 
     deinit {
@@ -131,26 +146,23 @@ final class PrefetchingRecordStream: @unchecked Sendable {
                 batchStart = stream.lastOffsetSeen
             }
         }
-        condition.lock()
-        state.readerRunning = false
-        condition.broadcast()
-        condition.unlock()
+        state.withLockedValue { $0.readerRunning = false }
+        finished.signal()
     }
 
     /// Waits for room, then queues `batch` (and the end, if it is the last).
     ///
     /// - Returns: `false` when the caller stopped reading.
     private func hand(_ batch: [RecordStream.Item], end: Result<ActionLog.TornTail?, ActionLogError>?) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while state.batches.count >= PrefetchingRecordStream.capacity && !state.stopped {
-            condition.wait()
+        if !batch.isEmpty { room.wait() }
+        let handedOver = state.withLockedValue { state in
+            guard !state.stopped else { return false }
+            if !batch.isEmpty { state.batches.append(batch) }
+            state.end = end
+            return true
         }
-        guard !state.stopped else { return false }
-        if !batch.isEmpty { state.batches.append(batch) }
-        state.end = end
-        condition.signal()
-        return true
+        if handedOver { handed.signal() }
+        return handedOver
     }
 }
 

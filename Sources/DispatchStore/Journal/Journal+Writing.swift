@@ -47,7 +47,7 @@ extension Journal {
             return (nil, state.sinceSnapshot >= snapshotEvery)
         }
         if let failure { onError?(failure) }
-        if snapshotDue && snapshotLock.try() {
+        if snapshotDue && snapshotLock.tryLock() {
             defer { snapshotLock.unlock() }
             do {
                 try takeSnapshot()

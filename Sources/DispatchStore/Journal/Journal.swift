@@ -57,7 +57,7 @@ public final class Journal: Middleware, @unchecked Sendable {
     let onError: (@Sendable (JournalError) -> Void)?
     let state: LockedBox<State>
     /// Held while a snapshot is written, so that only one is.
-    let snapshotLock = NSLock()
+    let snapshotLock = LockedBox(())
     /// The directory's writer lock, held from before recovery until ``close()``.
     let lock: WriterLock
 
