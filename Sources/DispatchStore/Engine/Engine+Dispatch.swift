@@ -1,23 +1,15 @@
 import Foundation
 
 extension Engine {
-    /// Dispatches the action at `pointer`; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
+    /// Dispatches the action at `pointer` (valid during the call) of type `actionType`; see
+    /// `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
     ///
-    /// - Parameters:
-    ///   - pointer: The action, valid during the call.
-    ///   - actionType: The action's type. The engine boxes the action from `pointer` only for the
-    ///     transactions it keeps (queued, or read by middleware or a completion): a box made by the
-    ///     caller would be moved here as soon as it was written, and the move stalls on the bytes
-    ///     still being stored (S1).
-    ///   - identifier: The one store to reach, if any.
-    ///   - mode: Where and when the operations run.
-    ///   - timeout: How long the operations may run once started.
-    ///   - startCancelled: Whether the transaction starts cancelled.
-    ///   - awaited: Whether a task awaits the completion (`perform`): a `.sync` dispatch then starts
-    ///     its operations on the calling thread but never blocks it; an operation still running
-    ///     finishes the transaction on its own thread, and the transaction can be cancelled meanwhile.
-    ///   - owner: The dispatcher, handed to the middleware's `didFinish`.
-    ///   - completion: Called once when the transaction ends.
+    /// The engine boxes the action only for the transactions it keeps (queued, or read by middleware
+    /// or a completion): a box made by the caller would be moved here as soon as it was written, a
+    /// stall on the bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch starts
+    /// its operations on the calling thread but never blocks it; an operation still running finishes
+    /// the transaction on its own thread. `owner` is handed to the middleware's `didFinish`.
+    ///
     /// - Returns: The transaction's id and links, from which the caller builds the transaction.
     @usableFromInline
     func dispatch(
@@ -32,8 +24,7 @@ extension Engine {
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Dispatched {
         let type = ObjectIdentifier(actionType)
-        // The registry is read in place, under the lock: a tuple returned from a closure would copy
-        // the middleware array (S1).
+        // The registry is read in place: a tuple returned from a closure would copy the middleware (S1).
         state.lock()
         let engine = state.valuePointer
         if _slowPath(engine.pointee.isClosed) {
@@ -65,14 +56,13 @@ extension Engine {
         }
         state.unlock()
         var details: TransactionRun.Details?
-        // A route found by type always handles `type`; one found by `to:` may not. Checked here, so
-        // that a targeted dispatch makes no call (S5).
+        // A route found by `to:` may not handle `type`: checked here, so a targeted dispatch makes no call (S5).
         if _slowPath(route?.actionType != type || timeout != nil) {
             details = Self.details(of: pointer, actionType, to: identifier, timeout: timeout, route: &route)
         }
         if mode == .sync && !awaited {
-            // The caller's frame holds the action until the run completes: the stores read it from
-            // there, and the run keeps a transaction only for someone who reads it (S1).
+            // The stores read the action in the caller's frame; the run keeps a transaction only for
+            // someone who reads it (S1).
             let readsResult = hasMiddleware || completion != nil
             let context = ThreadContext.current(key: contextKey)
             let run = context.takeSyncRun()
@@ -101,8 +91,8 @@ extension Engine {
                 )
             )
             run.runOnCaller(suspendedRuns: suspendedRuns, context: context)
-            // Moved, not copied: a `var` for the uniqueness check would be retained around the drive.
-            // A run that was never shared is referenced only here (S1).
+            // Moved, not copied (a `var` would be retained around the drive); a run never shared is
+            // referenced only here (S1).
             var finished = consume run
             let unique = !finished.body.pointee.isShared || isKnownUniquelyReferenced(&finished)
             if unique, let route = finished.clearForReuse() {
@@ -151,8 +141,7 @@ extension Engine {
             if run.drive(suspendedRuns: suspendedRuns) == .completed { mainLane.adoptedRunCompleted() }
             return Dispatched(id: id, run: run)
         case .sync:
-            // Awaited (`perform`): the run may outlive this frame, and reads the action from the
-            // transaction.
+            // Awaited (`perform`): the run may outlive this frame; it reads the action from the transaction.
             let run = TransactionRun.make(lane: nil)
             run.configure(transaction: consume transaction, route: consume route, configuration: consume configuration)
             _ = run.drive(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
@@ -160,9 +149,8 @@ extension Engine {
         }
     }
 
-    /// The transaction's id and links, which `dispatch` hands back in registers.
-    ///
-    /// The caller builds the transaction, boxing the action itself, in place (S1).
+    /// The transaction's id and links, which `dispatch` hands back in registers: the caller builds
+    /// the transaction in place (S1).
     @usableFromInline
     struct Dispatched {
         /// The transaction's id.
@@ -183,28 +171,17 @@ extension Engine {
             self.init(id: id, links: Transaction.Links(route: nil, run: TransactionRun.Reference(run: run)))
         }
 
-        /// The action as the run holding the transaction keeps it, boxed; `nil` when no run does.
-        ///
-        /// An action too large for an existential's inline buffer is boxed on the heap: the caller
-        /// shares the run's box rather than allocating a second one.
+        /// The action as the run keeps it, boxed, or `nil`: a caller with an action too large for an
+        /// existential's inline buffer shares the run's box rather than allocating a second one.
         @usableFromInline
-        var runAction: (any ActionType)? {
-            links.run?.run.action
-        }
+        var runAction: (any ActionType)? { links.run?.run.action }
     }
 
-    /// What few dispatches have: a timeout, or a reason why they reach no store (a dispatch to
-    /// `identifier` that is unknown or does not handle the action's type, or an action no store handles).
+    /// The details of a dispatch with a `timeout` or that reaches no store (`identifier` unknown or
+    /// not handling the action's type, which sets `route` to `nil`, or an action no store handles).
     ///
     /// Out of line, so that the common dispatch never holds a ``DispatchError`` (S1).
     ///
-    /// - Parameters:
-    ///   - pointer: The action.
-    ///   - actionType: The action's type.
-    ///   - identifier: The one store to reach, if any.
-    ///   - timeout: How long the operations may run once started.
-    ///   - route: The route found: set to `nil` when the store named does not handle the action's
-    ///     type.
     /// - Returns: The details, or `nil` when there is nothing to say.
     @inline(never)
     private static func details(

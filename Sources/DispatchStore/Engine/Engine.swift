@@ -3,8 +3,7 @@ import Foundation
 /// The machinery under a ``Dispatcher``: its stores and middleware, the lanes that run queued
 /// transactions, the runs waiting for an operation, and whether it is idle or shut down.
 ///
-/// The dispatcher is the public front; nothing here calls back up into it. The dispatcher object is
-/// only passed along, as an argument, to the middleware hooks that take it.
+/// Nothing here calls back into the dispatcher; it is only passed to the middleware hooks that take it.
 @usableFromInline
 final class Engine: Sendable {
     /// What the engine's lock guards.
@@ -25,18 +24,12 @@ final class Engine: Sendable {
     let serialLane: Lane
     let concurrentLane: Lane
     let mainLane: Lane
-    /// Every lane.
     let lanes: [Lane]
-    /// The key of the threads' contexts, read once (`Key.shared` is a lazy global, checked on each access).
+    /// The threads' context key, read once (`Key.shared` is a lazy global, checked on each access).
     let contextKey = ThreadContext.Key.shared
 
     init() {
-        serialLane = Lane(
-            kind: .serial,
-            name: "DispatchStore.serial",
-            idleness: idleness,
-            suspendedRuns: suspendedRuns
-        )
+        serialLane = Lane(kind: .serial, name: "DispatchStore.serial", idleness: idleness, suspendedRuns: suspendedRuns)
         concurrentLane = Lane(
             kind: .concurrent,
             name: "DispatchStore.async",
@@ -77,20 +70,15 @@ final class Engine: Sendable {
     }
 
     /// The registered stores, in registration order.
-    var stores: [any StoreEntry] {
-        state.withLockedValue { $0.registry.stores() }
-    }
+    var stores: [any StoreEntry] { state.withLockedValue { $0.registry.stores() } }
 
-    /// The registered stores in registration order, and the same stores in the order in which
-    /// several are locked at once, read together.
+    /// The registered stores in registration order and in lock order, read together.
     var storesWithLockOrder: (stores: [any StoreEntry], lockOrder: [any StoreEntry]) {
         state.withLockedValue { ($0.registry.stores(), $0.registry.storesInLockOrder()) }
     }
 
     /// Appends a middleware.
-    func register(middleware: any Middleware) {
-        state.withLockedValue { $0.registry.add(middleware) }
-    }
+    func register(middleware: any Middleware) { state.withLockedValue { $0.registry.add(middleware) } }
 
     /// Removes every registration of the middleware object `object`.
     ///
@@ -100,9 +88,7 @@ final class Engine: Sendable {
     }
 
     /// The registered middleware, in registration order.
-    var middleware: [any Middleware] {
-        state.withLockedValue { $0.registry.middleware }
-    }
+    var middleware: [any Middleware] { state.withLockedValue { $0.registry.middleware } }
 
     // MARK: Idleness
 
@@ -119,9 +105,7 @@ extension Engine {
     // MARK: Shutdown
 
     /// Whether a shutdown began: the engine takes no new actions.
-    var isClosed: Bool {
-        state.withLockedValue { $0.isClosed }
-    }
+    var isClosed: Bool { state.withLockedValue { $0.isClosed } }
 
     /// Closes the engine to new actions and registrations (idempotent).
     ///
@@ -142,27 +126,20 @@ extension Engine {
     }
 
     /// How many dispatches were rejected since the engine closed.
-    var rejectedDispatches: Int {
-        state.withLockedValue { $0.rejectedCount }
-    }
+    var rejectedDispatches: Int { state.withLockedValue { $0.rejectedCount } }
 
     /// Cancels every queued or waiting run, and every one queued later.
     ///
     /// - Returns: How many waiting runs this cancelled (queued ones count as their lanes take them).
     func cancelInFlight() -> Int {
-        for lane in lanes {
-            lane.cancelQueuedRuns()
-        }
+        for lane in lanes { lane.cancelQueuedRuns() }
         return suspendedRuns.cancelAll()
     }
 
-    /// Gives up on every run still waiting for an operation, and on every one that starts waiting
-    /// later: each completes now, with the stores still running reported as cancelled.
+    /// Gives up on every run waiting for an operation, now or later (see ``SuspendedRuns/giveUpAll()``).
     ///
     /// - Returns: How many runs this gave up on.
-    func giveUpInFlight() -> Int {
-        suspendedRuns.giveUpAll()
-    }
+    func giveUpInFlight() -> Int { suspendedRuns.giveUpAll() }
 }
 
 private let transactionIDBlocks = LockedBox<UInt64>(0)
@@ -192,9 +169,7 @@ enum OperationQueues {
     /// Retained here: `OperationQueue.underlyingQueue` does not retain its queue.
     private static let externalDependenciesUnderlying = DispatchQueue(label: "DispatchStore.externalDependencies")
 
-    /// Fires transaction timeouts.
-    ///
-    /// Serial, so it gets a thread even when the worker pool is busy.
+    /// Fires transaction timeouts; serial, so it gets a thread even when the worker pool is busy.
     static let timers = DispatchQueue(label: "DispatchStore.timeouts")
 
     /// Reports the dispatches a shut-down dispatcher rejects.
@@ -213,7 +188,5 @@ enum MainQueue {
     }()
 
     /// Whether the calling code runs on the main thread or in a block of the main queue.
-    static var isCurrent: Bool {
-        ThreadContext.current.isMainThread || DispatchQueue.getSpecific(key: key) == true
-    }
+    static var isCurrent: Bool { ThreadContext.current.isMainThread || DispatchQueue.getSpecific(key: key) == true }
 }

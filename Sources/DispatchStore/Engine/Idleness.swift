@@ -2,9 +2,8 @@ import Foundation
 
 /// Whether an engine's lanes have work, and who waits for them to have none.
 ///
-/// Each lane reports its transitions between idle and busy (under its own lock, so that a dispatch
-/// that returned is always counted); the engine is idle when no lane is busy. Threads wait on the
-/// condition; tasks wait with continuations, resumed when the last lane becomes idle.
+/// Each lane reports when it becomes busy or idle (under its own lock, so a dispatch that returned is
+/// counted). Threads wait on the condition; tasks with continuations, resumed when the last lane idles.
 final class Idleness: @unchecked Sendable {
     // @unchecked: `state` is only touched while holding `condition`'s lock.
     private let condition = NSCondition()
@@ -35,17 +34,14 @@ final class Idleness: @unchecked Sendable {
             state.continuations = [:]
         }
         condition.unlock()
-        for waiter in waiters {
-            waiter.resume(returning: true)
-        }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    /// Blocks until no lane is busy, or until `deadline`.
+    /// Blocks until no lane is busy, or until `deadline` (`nil`: no limit).
     ///
-    /// - Parameters:
-    ///   - deadline: When to give up; `nil` waits as long as it takes.
-    ///   - drainMainLane: When given (the caller is on the main queue), called about every 10 ms
-    ///     while waiting, outside the lock, to run the queued `.mainThread` transactions.
+    /// `drainMainLane`, given on the main queue, runs the queued `.mainThread` transactions about
+    /// every 10 ms while waiting, outside the lock.
+    ///
     /// - Returns: `true` once idle; `false` when the deadline passed first.
     func wait(until deadline: Date?, drainMainLane: (() -> Void)?) -> Bool {
         condition.lock()

@@ -2,16 +2,11 @@ import Foundation
 
 /// A queue of transaction runs for one mode, drained in batches by `Operation`s (its drainers).
 ///
-/// Queueing one `Operation` per action costs microseconds; a lane instead appends the run to its
-/// own FIFO and adds a drainer only when a drainer slot is free. Each slot is an `OperationQueue`
-/// over its own serial dispatch queue: serial queues get a thread even when every worker of
-/// libdispatch's CPU-sized pool is blocked (on Linux, a concurrent queue then waits about a second
-/// for the pool to grow). The serial lane has one slot and stops while a run is suspended, which
-/// keeps strict FIFO order even when operations finish later on other threads. An engine has a
-/// serial lane, a concurrent lane (one drainer per processor) and a main-queue lane.
-///
-/// A lane keeps itself alive while it has outstanding runs, so that the work queued by a
-/// dispatcher its users released still ends, each run with its one completion.
+/// A dispatch appends its run and adds a drainer only when a slot is free (an `Operation` per action
+/// costs microseconds). A slot is an `OperationQueue` over its own serial queue, which gets a thread
+/// even when libdispatch's pool is blocked. The serial lane has one slot and stops while a run is
+/// suspended (strict FIFO); the concurrent lane has one per processor; the main lane uses the main
+/// queue. A lane keeps itself alive while it has outstanding runs, so queued work always ends.
 final class Lane: @unchecked Sendable {
     // @unchecked: the mutable state is in `state`, behind its lock; the rest is immutable.
     enum Kind {
@@ -21,7 +16,6 @@ final class Lane: @unchecked Sendable {
     }
 
     struct State {
-        /// The runs waiting to be driven, oldest first.
         let queue = FIFO<TransactionRun>()
         var freeSlots: [Int]
         /// Set while a serial run is suspended: nothing else may start.
@@ -30,39 +24,29 @@ final class Lane: @unchecked Sendable {
         var resumedWhileDriving = false
         /// Runs queued, running or suspended.
         var outstanding = 0
-        /// Set by a cancelling shutdown: every run taken from the queue from then on is cancelled first.
+        /// Set by a cancelling shutdown: runs taken from the queue from then on are cancelled first.
         var cancelsRuns = false
-        /// How many runs completed, and how many of them a shutdown cancelled, since the lane was created.
         var completedRuns = 0
         var cancelledRuns = 0
-        /// Completed runs kept for reuse, so that a queued dispatch usually allocates nothing.
-        ///
-        /// Up to ``Lane/busySpareLimit`` while the lane is busy, so that dispatches that outpace
-        /// the drainers reuse the runs of the batches before (S4, S5); cut to
-        /// ``Lane/idleSpareLimit`` just before the lane becomes idle. The main lane keeps at most
-        /// the idle limit.
+        /// Completed runs kept for reuse: bursts reuse the runs of the batches before (S4, S5).
         var spareRuns: [TransactionRun] = []
-        /// How many runs the lane created: the dispatches that found no spare run.
         var createdRuns = 0
         /// The lane itself while it has outstanding runs.
         var keepAlive: Lane?
     }
 
-    /// Keeps the fields below off the cache line of the object's header (see `Route`).
+    /// Keeps the fields below off the object header's cache line (see `Route`).
     private let padding = CacheLinePadding()
     let kind: Kind
     private let slots: [OperationQueue]
     /// The slots' underlying queues, retained here: `OperationQueue.underlyingQueue` does not retain.
     private let slotQueues: [DispatchQueue]
-    /// Each slot's drainer moves the runs of a batch here, to own each run alone while driving it.
+    /// Each drainer moves its batch here, to own each run alone while driving it.
     private let batchBuffers: [UnsafeMutablePointer<TransactionRun>]
-    /// Told when the lane becomes busy or idle.
     let idleness: Idleness
-    /// Where the lane's runs register while they wait for an operation.
     let suspendedRuns: SuspendedRuns
     private let state: LockedBox<State>
-    /// The key of the threads' contexts, copied: `ThreadContext.Key.shared` is a lazy global,
-    /// checked on every access (S4, S5).
+    /// The threads' context key, copied: `ThreadContext.Key.shared` is a lazy global (S4, S5).
     private let contextKey = ThreadContext.Key.shared
 
     init(kind: Kind, name: String, idleness: Idleness, suspendedRuns: SuspendedRuns) {
@@ -87,16 +71,13 @@ final class Lane: @unchecked Sendable {
     static let mainBatchLimit = 64
     /// The most runs a drainer takes at once.
     static let batchLimit = 64
-    /// The most completed runs a lane keeps for reuse while it is idle.
+    /// The most spare runs a lane keeps while idle, and the main lane at any time.
     static let idleSpareLimit = 256
-    /// The most completed runs a lane other than the main lane keeps for reuse while it is busy
-    /// (about 1.4 MB).
+    /// The most spare runs a busy lane keeps (about 1.4 MB).
     static let busySpareLimit = 4_096
 
     deinit {
-        for buffer in batchBuffers {
-            buffer.deallocate()
-        }
+        for buffer in batchBuffers { buffer.deallocate() }
     }
 
     private static func makeSlot(_ underlying: DispatchQueue) -> OperationQueue {
@@ -107,13 +88,10 @@ final class Lane: @unchecked Sendable {
         return queue
     }
 
-    /// Queues a run of `transaction`, run as `configuration` says, reusing a completed run when possible.
+    /// Queues a run of `transaction`, reusing a spare run when there is one.
     ///
-    /// The run handed back is referenced before it is queued, and a drainer reuses a run only when it
-    /// finds it uniquely referenced: the transaction that keeps this reference may read the run's
-    /// transaction (its route, its action) for as long as it lives, without racing with a reuse.
-    ///
-    /// - Returns: The queued run, for the transaction handed back to the dispatching code.
+    /// - Returns: The queued run: a drainer reuses only runs it finds uniquely referenced, so the
+    ///   transaction handed back may read it as long as it lives.
     func enqueue(
         _ transaction: consuming Transaction,
         _ route: consuming Route?,
@@ -121,17 +99,15 @@ final class Lane: @unchecked Sendable {
     ) -> TransactionRun {
         state.lock()
         if let spare = state.valuePointer.pointee.spareRuns.popLast() {
-            // Configured in the same critical section: a spare run holds no references that
-            // configuring could release, so nothing is called out under the lock.
+            // Configured under the lock: a spare run holds nothing that configuring could release.
             spare.configure(
                 transaction: consume transaction,
                 route: consume route,
                 configuration: consume configuration
             )
-            // Queued under the same lock: the drainer cannot reuse the run before the caller's
-            // transaction refers to it.
+            // Queued under the same lock, so no drainer reuses it before the caller refers to it;
+            // moved into the queue: no retain and release (S4).
             let run = spare
-            // Moved into the queue: no retain and release (S4).
             let slot = appendLocked(consume spare, to: &state.valuePointer.pointee)
             state.unlock()
             if let slot { scheduleDrainer(slot) }
@@ -158,11 +134,9 @@ final class Lane: @unchecked Sendable {
     }
 
     /// Counts a run that the caller drives itself (a `.mainThread` dispatch made on the main queue).
-    func adopt() {
-        state.withLockedValue { countStartedLocked(&$0) }
-    }
+    func adopt() { state.withLockedValue { countStartedLocked(&$0) } }
 
-    /// Counts one more outstanding run.
+    /// Counts one more outstanding run; the first makes the lane busy.
     private func countStartedLocked(_ state: inout State) {
         if state.outstanding == 0 {
             state.keepAlive = self
@@ -195,28 +169,15 @@ final class Lane: @unchecked Sendable {
     }
 
     /// How many runs completed, and how many of them were cancelled by ``cancelQueuedRuns()``.
-    var counts: (completed: Int, cancelled: Int) {
-        state.withLockedValue { ($0.completedRuns, $0.cancelledRuns) }
-    }
+    var counts: (completed: Int, cancelled: Int) { state.withLockedValue { ($0.completedRuns, $0.cancelledRuns) } }
+    /// How many spare runs wait for reuse, and how many runs the lane created.
+    var runCounts: (spare: Int, created: Int) { state.withLockedValue { ($0.spareRuns.count, $0.createdRuns) } }
+    /// How many runs are queued, running or suspended.
+    var outstandingRuns: Int { state.withLockedValue { $0.outstanding } }
+    /// Cancels every run taken from the queue from now on (a cancelling shutdown).
+    func cancelQueuedRuns() { state.withLockedValue { $0.cancelsRuns = true } }
 
-    /// How many completed runs wait for reuse, and how many runs the lane created.
-    var runCounts: (spare: Int, created: Int) {
-        state.withLockedValue { ($0.spareRuns.count, $0.createdRuns) }
-    }
-
-    /// How many runs are queued, running or suspended, counting a completed run once its drainer
-    /// has handed it back.
-    var outstandingRuns: Int {
-        state.withLockedValue { $0.outstanding }
-    }
-
-    /// Cancels every run taken from the queue from now on (a shutdown cancelling what is in flight).
-    func cancelQueuedRuns() {
-        state.withLockedValue { $0.cancelsRuns = true }
-    }
-
-    /// Drives the queued runs on the calling thread (the main lane, from the main queue, while
-    /// waiting for the engine to become idle).
+    /// Drives the queued runs on the calling thread (the main lane, while waiting for idleness).
     func drainOnCurrentThread() {
         var cancelled = 0
         while true {
@@ -230,31 +191,25 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    private func scheduleDrainer(_ slot: Int) {
-        slots[slot].addOperation { [self] in drain(slot) }
-    }
+    private func scheduleDrainer(_ slot: Int) { slots[slot].addOperation { [self] in drain(slot) } }
 
-    /// What a drainer does after each look at the lane, decided under the lane's lock and carried
-    /// out outside it, in the manner of swift-async-algorithms' state machines.
+    /// What a drainer does after each look at the lane: decided under the lock, done outside it.
     private enum DrainAction {
-        /// Drive the `count` runs the batch buffer now holds; cancel each first when `cancelling`.
+        /// Drive the `count` runs in the batch buffer; cancel each first when `cancelling`.
         case drive(count: Int, cancelling: Bool)
-        /// Free these spare runs, then look again: the lane is about to become idle, and waiting for
-        /// idleness includes freeing the runs kept for the burst, instead of the next work paying
-        /// for it (S6 after S5).
+        /// Free these spare runs, then look again: the lane is about to become idle, and freeing the
+        /// burst's runs belongs to the wait for idleness, not to the next work (S6 after S5).
         case freeSpares([TransactionRun])
-        /// Give the main queue back (to the user interface, other dispatchers), then go on in a new
-        /// drainer.
+        /// Give the main queue back, then go on in a new drainer.
         case yield
-        /// Nothing to drive: the drainer's slot is free again.
+        /// Nothing to drive: the slot is free again.
         case stop
     }
 
-    /// What a drainer hands back to its lane at each look: the runs it completed since the last one.
+    /// The runs a drainer completed since its last look, handed back to the lane.
     private struct Done {
         var completed = 0
         var cancelled = 0
-        /// The completed runs that can be reused.
         var reusable: [TransactionRun] = []
     }
 
@@ -301,17 +256,9 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Takes what the drainer of `slot` hands back and decides what it does next; call with the
-    /// lane locked.
+    /// Takes what the drainer of `slot` completed and decides what it does next; call locked.
     ///
-    /// - Parameters:
-    ///   - slot: The drainer's slot.
-    ///   - done: What the drainer completed since its last look.
-    ///   - driven: How many runs the drainer drove so far.
-    ///   - released: Set to the lane's reference to itself when it became idle: the drainer drops it
-    ///     after unlocking, which may release the lane.
-    ///   - state: The lane's state.
-    /// - Returns: What the drainer does next.
+    /// `released` gets the lane's reference to itself when it became idle, dropped after unlocking.
     private func nextDrainAction(
         slot: Int,
         done: borrowing Done,
@@ -339,12 +286,10 @@ final class Lane: @unchecked Sendable {
         return .drive(count: count, cancelling: state.cancelsRuns)
     }
 
-    /// Drives `run` until it completes or suspends; `alone` when the drainer holds the only
-    /// reference to it.
+    /// Drives `run` until it completes or suspends; `alone` when the drainer holds the only reference.
     ///
-    /// On the serial lane a suspended run blocks the lane, and this drainer stops, unless the run
-    /// was resumed before the drainer let go of it; the rest of the drainer's batch goes back to the
-    /// front of the queue, in the same critical section, so that FIFO order holds.
+    /// On the serial lane a suspended run blocks the lane, unless resumed already, and the rest of
+    /// the batch goes back to the front of the queue: FIFO holds.
     ///
     /// - Returns: Whether the run completed.
     private func drive(
@@ -375,11 +320,8 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Keeps as many of the completed `runs` for reuse as the lane's limit allows; the caller frees
-    /// the rest outside the lock.
-    ///
-    /// The main lane keeps no more than an idle lane: its drainer is the main thread, which should
-    /// not free a burst's runs all at once when the burst ends (S6).
+    /// Keeps as many completed `runs` as the limit allows (for the main lane, the idle one: the main
+    /// thread should not free a burst's runs at once, S6); the caller frees the rest.
     private func keepSparesLocked(_ runs: [TransactionRun], in state: inout State) {
         let limit = kind == .main ? Lane.idleSpareLimit : Lane.busySpareLimit
         let room = min(runs.count, max(0, limit - state.spareRuns.count))
@@ -388,8 +330,7 @@ final class Lane: @unchecked Sendable {
 
     /// Counts `count` runs as done.
     ///
-    /// - Returns: The lane's reference to itself when no run is outstanding any more: the caller
-    ///   drops it after unlocking, which may release the lane.
+    /// - Returns: The lane's reference to itself once none is outstanding, to drop after unlocking.
     private func completeLocked(_ state: inout State, count: Int) -> Lane? {
         guard count > 0 else { return nil }
         state.outstanding -= count

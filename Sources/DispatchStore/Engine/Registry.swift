@@ -1,11 +1,10 @@
 /// The stores and middleware registered with an engine, and the routes actions take; kept under the
 /// engine's lock.
 ///
-/// Registering or unregistering a store costs amortized O(1) (plus its `waitsFor` edges): stores sit
-/// in registration order in slots with holes, compacted when holes outnumber stores, and each
-/// action type's route is rebuilt lazily, on the first dispatch after a change. Routes are
-/// immutable: a dispatch in flight keeps the one it took, and a replaced route is freed when the
-/// last transaction using it ends.
+/// Registering or unregistering a store costs amortized O(1) plus its `waitsFor` edges: stores sit
+/// in registration order in slots with holes (compacted when holes outnumber stores), and a route
+/// is rebuilt on the first dispatch after a change. Routes are immutable: a dispatch in flight
+/// keeps the one it took.
 struct Registry {
     /// One registered store.
     private struct Registration {
@@ -14,11 +13,9 @@ struct Registry {
         let route: Route
     }
 
-    /// The stores of one action type.
+    /// The stores of one action type: their slots, and their route (`nil` until built after a change).
     private struct TypeRoute {
-        /// Their slots.
         var members: Set<Int> = []
-        /// Their route, built on demand; `nil` after a change.
         var route: Route?
     }
 
@@ -27,33 +24,29 @@ struct Registry {
     private var slotByIdentifier: [String: Int] = [:]
     private var holes = 0
     private var routesByType: [ObjectIdentifier: TypeRoute] = [:]
-    /// How many registered stores declare `waitsFor`, and how often each identifier is waited for:
-    /// a registration involved in a dependency may reorder other types' routes.
+    /// How many stores declare `waitsFor`, and how often each identifier is waited for: a
+    /// registration involved in a dependency may reorder other types' routes.
     private var waitingStores = 0
     private var waitedFor: [String: Int] = [:]
     /// The middleware, in registration order.
     private(set) var middleware: [any Middleware] = []
-    /// The routes found most recently, by a few bits of their action type: hashing the type for
-    /// `routesByType` on every dispatch would cost more than the rest of an inline one (S1).
+    /// The routes found most recently, by action type: hashing the type on every dispatch would cost
+    /// more than the rest of an inline one (S1).
     private var recentRoutes = RecentRoutes<ObjectIdentifier>()
-    /// The routes of the stores named by dispatches most recently (`to:`): hashing the identifier
-    /// for `slotByIdentifier` is most of a targeted dispatch's lookup, under the engine's lock (S5).
+    /// The routes of the stores named most recently with `to:`: hashing the identifier would be most
+    /// of a targeted dispatch's time under the engine's lock (S5).
     private var recentTargets = RecentRoutes<String>()
-    /// The registered stores in registration order, and in lock order; built on first use after a
-    /// change, since a recorder takes every store's state after every transaction (S8).
+    /// The stores in registration order and in lock order, built on first use after a change: a
+    /// recorder reads every store after every transaction (S8).
     private var storeList: [any StoreEntry]?
     private var lockOrderList: [any StoreEntry]?
 
     // MARK: Stores
 
     /// How many stores are registered.
-    var count: Int {
-        slots.count - holes
-    }
+    var count: Int { slots.count - holes }
 
-    /// The registered stores, in registration order.
-    ///
-    /// Mutating because the list is kept until a registration changes it.
+    /// The registered stores, in registration order (kept until a registration changes them).
     mutating func stores() -> [any StoreEntry] {
         if let storeList { return storeList }
         let stores = slots.compactMap { $0?.store }
@@ -75,15 +68,13 @@ struct Registry {
     }
 
     /// The route of a dispatch naming the store `identifier`, if one is registered so.
-    ///
-    /// Remembers the route among the recent targets.
     @inline(__always)
     mutating func route(to identifier: String) -> Route? {
         if let route = recentTargets[identifier] { return route }
         return findRoute(to: identifier)
     }
 
-    /// The route of a dispatch naming `identifier` when it is not among the recent targets.
+    /// The route of a dispatch naming `identifier` when it is not a recent target; remembered as one.
     private mutating func findRoute(to identifier: String) -> Route? {
         guard let route = slotByIdentifier[identifier].flatMap({ slots[$0]?.route }) else { return nil }
         recentTargets[identifier] = route
@@ -266,9 +257,7 @@ struct Registry {
     // MARK: Middleware
 
     /// Appends a middleware.
-    mutating func add(_ middleware: any Middleware) {
-        self.middleware.append(middleware)
-    }
+    mutating func add(_ middleware: any Middleware) { self.middleware.append(middleware) }
 
     /// Removes every registration of the middleware object `object`.
     ///
@@ -296,9 +285,7 @@ extension Registry {
             var route: Route?
         }
 
-        private static var slots: Int {
-            8
-        }
+        private static var slots: Int { 8 }
 
         private var entries = Array(repeating: Entry(), count: Self.slots)
 
@@ -325,10 +312,8 @@ extension ObjectIdentifier: Registry.RouteKey {
 }
 
 extension String: Registry.RouteKey {
-    /// The length and the last byte, read through `withUTF8`, which reaches the bytes directly.
-    ///
-    /// Identifiers often differ only in a final number (`store0`, `store1`), and hashing the whole
-    /// string costs more than the rest of a dispatch's registry lookup (S5).
+    /// The length and the last byte (identifiers often differ only in a final number), read through
+    /// `withUTF8`, which reaches the bytes directly: cheaper than hashing the string (S5).
     var recentSlot: Int {
         var bytes = self
         return bytes.withUTF8 { $0.count &* 31 &+ Int($0.last ?? 0) }

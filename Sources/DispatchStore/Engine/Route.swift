@@ -1,12 +1,11 @@
 /// The stores an action reaches, in the order their operations start.
 final class Route: Sendable {
-    /// Keeps the fields below off the cache line of the object's header: the dispatching thread
-    /// changes the reference count there while the threads running transactions read the fields.
+    /// Keeps the fields off the header's cache line, whose reference count dispatching threads change
+    /// while the threads running transactions read the fields.
     private let padding = CacheLinePadding()
     /// The stores, ordered so that every store comes after the ones it waits for.
     let stores: [any StoreEntry]
-    /// For each store, the indices of the stores it waits for, directly or through other
-    /// stores' `waitsFor`.
+    /// For each store, the indices of the stores it waits for, directly or through others.
     let dependencies: [[Int]]
     let storeIdentifiers: [String]
     /// Whether some store waits for another.

@@ -6,9 +6,8 @@ typealias StepFinishHook = @Sendable (StoreOutcome.Status, UInt64) -> Void
 
 /// A store as the engine sees it, without its generic types.
 ///
-/// The engine is not generic: generic code that is not specialised for the caller's types looks
-/// up the metadata of every generic type it mentions at run time, which would cost more than a
-/// whole inline dispatch. Only `Store`'s own methods handle the concrete state and action types.
+/// The engine is not generic: unspecialised generic code looks up type metadata at run time, which
+/// would cost more than a whole inline dispatch. Only `Store`'s methods see its concrete types.
 protocol StoreEntry: AnyStore {
     var lockRank: UInt64 { get }
     var stateLock: LockedBox<StoreBookkeeping> { get }
@@ -23,22 +22,21 @@ protocol StoreEntry: AnyStore {
     /// Ends the store's state streams: it was unregistered.
     func endStateStreams()
 
-    /// Stops counting `operation`, which a run gave up on, as in flight: changes made outside any
-    /// operation reach the observers again, and its finishing later commits nothing for the run.
+    /// Stops counting `operation`, which a run gave up on, as in flight: its late finish commits
+    /// nothing for the run.
     func abandon(_ operation: Operation)
 
-    /// Asks the reducer for the operation of `action` and starts it on the calling thread.
+    /// Asks the reducer for the operation of the action at `action` and starts it on the calling thread.
     ///
-    /// The action arrives as a pointer to its value: the route guarantees that its type is the
-    /// store's `Action`, and reading it that way costs no dynamic cast.
+    /// The route guarantees the action's type is the store's `Action`: read through the pointer, it
+    /// costs no dynamic cast.
     ///
     /// - Parameters:
     ///   - action: A pointer to the dispatched action, valid during the call.
-    ///   - dependencies: The operations of the stores this one waits for in the transaction (all
-    ///     finished); asked for only when the reducer returns an operation of its own.
+    ///   - dependencies: The operations of the stores this one waits for (all finished), if any.
     ///   - context: The calling thread's context.
     ///   - makeFinishHook: Called at most once, only when the operation does not finish right away.
-    /// - Returns: How the step started, or its status when it already finished.
+    /// - Returns: How the step started, or how it ended when it already has.
     func beginStep(
         _ action: UnsafeRawPointer,
         dependencies: [Operation]?,
@@ -48,25 +46,25 @@ protocol StoreEntry: AnyStore {
 }
 
 extension TransactionRun {
-    /// How a store's step started: what `StoreEntry.beginStep` returns.
-    ///
-    /// Plain fields, not a `StoreOutcome.Status`, whose payload would be copied and destroyed on
-    /// every inline step (S1).
+    /// How a store's step started: what `StoreEntry.beginStep` returns; plain fields, not a
+    /// `StoreOutcome.Status`, whose payload would be copied and destroyed on every inline step (S1).
     struct StepStart {
         /// The operation the reducer returned (`nil` for an inline reduction).
         let operation: Operation?
-        /// How the step ended if it finished at once; `nil` while its operation runs (the finish
-        /// hook will be called exactly once).
+        /// How the step ended if it finished at once; `nil` while its operation runs (its finish
+        /// hook will be called once).
         let ending: TransactionMachine.Ending?
         /// The error of a failed step (the machine records only that it failed).
         let error: (any Error)?
         /// Whether a change may be queued for the store's observers.
         let needsDelivery: Bool
 
+        /// A step reduced inline.
         static func finished(needsDelivery: Bool) -> StepStart {
             StepStart(operation: nil, ending: .finished, error: nil, needsDelivery: needsDelivery)
         }
 
+        /// A step whose inline reduction failed.
         static func failed(_ error: any Error, needsDelivery: Bool) -> StepStart {
             StepStart(operation: nil, ending: .failed, error: error, needsDelivery: needsDelivery)
         }

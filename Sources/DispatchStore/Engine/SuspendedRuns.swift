@@ -1,5 +1,5 @@
-/// The runs that wait for an operation, so that a shutdown can cancel them or give up on them; once
-/// a shutdown is cancelling or giving up, runs that start waiting later get the same as they register.
+/// The runs that wait for an operation, so that a shutdown can cancel them or give up on them (and on
+/// those that start waiting later, as they register).
 final class SuspendedRuns: Sendable {
     /// What the shutdown does to waiting runs.
     enum Policy {
@@ -26,11 +26,7 @@ final class SuspendedRuns: Sendable {
     }
 
     /// Removes a run that completed.
-    func remove(_ run: TransactionRun) {
-        state.withLockedValue { state in
-            state.runs[ObjectIdentifier(run)] = nil
-        }
-    }
+    func remove(_ run: TransactionRun) { state.withLockedValue { $0.runs[ObjectIdentifier(run)] = nil } }
 
     /// Cancels every waiting run, and every run that starts waiting from now on.
     ///
@@ -43,8 +39,8 @@ final class SuspendedRuns: Sendable {
         return runs.reduce(0) { count, reference in reference.run.requestCancel() ? count + 1 : count }
     }
 
-    /// Gives up on every waiting run, and on every run that starts waiting from now on: their
-    /// completions run now, with the stores still running reported as cancelled.
+    /// Gives up on every waiting run, and every run that starts waiting from now on: each completes
+    /// now, with the stores still running reported as cancelled.
     ///
     /// - Returns: How many runs the call gave up on.
     func giveUpAll() -> Int {

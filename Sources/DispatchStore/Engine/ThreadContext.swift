@@ -8,30 +8,23 @@ import Musl
 import Darwin
 #endif
 
-/// Per-thread scratch state the dispatcher uses on its hot paths.
-///
-/// A plain struct behind a pthread key, reached in a few nanoseconds without reference counting
-/// (`Thread.current.threadDictionary` costs far more). Only the owning thread reads or writes it.
+/// Per-thread scratch state for the hot paths: a plain struct behind a pthread key, reached in a
+/// few nanoseconds without reference counting; only its thread touches it.
 @dynamicMemberLookup
 struct ThreadContext {
-    /// The fields, read and written through the context as if they were its own
-    /// (`context.deliveryDepth`).
+    /// The fields, read and written through the context as its own (`context.deliveryDepth`).
     struct State {
-        /// How many observer deliveries this thread is inside (observers may dispatch and deliver
-        /// again).
+        /// How many observer deliveries this thread is inside (observers may dispatch again).
         var deliveryDepth = 0
-        /// The sequence number the store gave the action of the step `beginStep` started last on
-        /// this thread; 0 when it did not apply it (yet).
-        ///
-        /// Kept here rather than returned with the step, which would no longer fit in registers (S1).
+        /// The sequence number the store gave the action in the step `beginStep` started last here
+        /// (0: not applied); returned with the step, it would no longer fit in registers (S1).
         var appliedSequenceNumber: UInt64 = 0
-        /// Whether this is the process's main thread (computed once; `Thread.isMainThread` is slow
-        /// on Linux).
+        /// Whether this is the main thread (computed once; `Thread.isMainThread` is slow on Linux).
         let isMainThread: Bool
         /// How many `.sync` dispatches this thread is inside.
         var syncDepth = 0
-        /// The runs kept for this thread's `.sync` dispatches, one per level of nesting, for the
-        /// first ``syncRunLevels`` levels; `nil` where none is kept (or it is in use).
+        /// The runs kept for this thread's `.sync` dispatches, one per level of nesting up to
+        /// ``syncRunLevels``; `nil` where none is kept (or it is in use).
         let syncRuns: UnsafeMutablePointer<TransactionRun?> = {
             let runs = UnsafeMutablePointer<TransactionRun?>.allocate(capacity: ThreadContext.syncRunLevels)
             runs.initialize(repeating: nil, count: ThreadContext.syncRunLevels)
@@ -45,12 +38,9 @@ struct ThreadContext {
     private let state: UnsafeMutablePointer<State>
 
     /// The calling thread's context, created on first use and freed when the thread exits.
-    static var current: ThreadContext {
-        current(key: Key.shared)
-    }
+    static var current: ThreadContext { current(key: Key.shared) }
 
-    /// The calling thread's context, reached through a copy of the shared key (`Key.shared` is a
-    /// lazily initialised global, which costs a check on every access).
+    /// The calling thread's context, through a copy of the key (`Key.shared` is a lazy global).
     @inline(__always)
     static func current(key: Key) -> ThreadContext {
         if let raw = pthread_getspecific(key.value) {
@@ -75,10 +65,8 @@ struct ThreadContext {
         @inline(__always) nonmutating set { state.pointee[keyPath: field] = newValue }
     }
 
-    /// Takes a run for a `.sync` dispatch on this thread: the one kept for its level of nesting, or
-    /// a new one.
-    ///
-    /// Pair it with ``giveBackSyncRun(_:)``: the calls nest like the dispatches.
+    /// Takes the run kept for a `.sync` dispatch at this level of nesting, or a new one; pair it with
+    /// ``giveBackSyncRun(_:)``.
     @inline(__always)
     func takeSyncRun() -> TransactionRun {
         let level = state.pointee.syncDepth
@@ -88,10 +76,8 @@ struct ThreadContext {
         return TransactionRun.make(lane: nil)
     }
 
-    /// Ends a `.sync` dispatch's use of `run`, keeping it for the next dispatch at the same level of
-    /// nesting when it can be reused.
-    ///
-    /// - Parameter run: The run, cleared for reuse; `nil` when it cannot be reused.
+    /// Ends a `.sync` dispatch's use of its run, keeping `run` (cleared for reuse, or `nil`) for the
+    /// next dispatch at the same level.
     @inline(__always)
     func giveBackSyncRun(_ run: consuming TransactionRun?) {
         let level = state.pointee.syncDepth &- 1
@@ -106,27 +92,18 @@ struct ThreadContext {
     }
 }
 
-#if canImport(Darwin)
-private func releaseThreadContext(_ raw: UnsafeMutableRawPointer) {
-    let state = raw.assumingMemoryBound(to: ThreadContext.State.self)
-    state.pointee.syncRuns.deinitialize(count: ThreadContext.syncRunLevels)
-    state.pointee.syncRuns.deallocate()
-    state.deinitialize(count: 1)
-    state.deallocate()
-}
-#else
-private func releaseThreadContext(_ raw: UnsafeMutableRawPointer?) {
-    guard let state = raw?.assumingMemoryBound(to: ThreadContext.State.self) else { return }
-    state.pointee.syncRuns.deinitialize(count: ThreadContext.syncRunLevels)
-    state.pointee.syncRuns.deallocate()
-    state.deinitialize(count: 1)
-    state.deallocate()
-}
-#endif
-
 private let threadContextKey: pthread_key_t = {
     var key = pthread_key_t()
-    let status = pthread_key_create(&key, releaseThreadContext)
+    // Frees a thread's context when it exits; `raw` is optional on Linux only, hence the coercion.
+    let status = pthread_key_create(&key) { raw in
+        guard let state = (raw as UnsafeMutableRawPointer?)?.assumingMemoryBound(to: ThreadContext.State.self) else {
+            return
+        }
+        state.pointee.syncRuns.deinitialize(count: ThreadContext.syncRunLevels)
+        state.pointee.syncRuns.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
     precondition(status == 0, "pthread_key_create failed with error \(status)")
     return key
 }()

@@ -1,20 +1,11 @@
-/// The state machine of one transaction: which store's step to start, report or skip next, when the
-/// run must wait, and when the transaction is complete.
+/// The state machine of one transaction: which step to start, report or skip next, when the run
+/// must wait, and when the transaction is complete.
 ///
-/// A plain value with no locks, threads or Foundation, in the manner of swift-async-algorithms'
-/// `MergeStateMachine`. The run that owns it feeds it events (a step started or finished, the
-/// transaction was cancelled, its deadline passed, a shutdown gave up on it) and carries out what
-/// `next(waitsFor:)` returns, outside any lock. Every mode drives the same machine.
-///
-/// Each step goes `waiting → running → finished → reported`, or straight from `waiting` to
-/// `finished` (cancelled) when it is skipped. A step starts once every step it waits for is
-/// reported, and is skipped when one of them did not finish normally, or when the transaction was
-/// cancelled or given up on. The transaction is complete once every step is reported; `next`
-/// says so exactly once.
-///
-/// The steps, a byte each, live in storage the owner provides (its stack, or a buffer it reuses),
-/// so that the machine itself is a few words that copy and destroy for free (S1, S7). Errors of
-/// failed steps are the owner's to keep; the machine records that a step failed.
+/// A plain value without locks or threads, like swift-async-algorithms' `MergeStateMachine`: its
+/// run feeds it events and carries out what `next(waitsFor:)` returns, outside any lock. A step goes
+/// `waiting → running → finished → reported`; it starts once the steps it waits for are reported,
+/// and is skipped when one of them did not finish or the transaction was stopped. The steps, a byte
+/// each, live in the run's storage: the machine copies and destroys for free (S1, S7).
 struct TransactionMachine {
     /// Where one store's step stands.
     enum Phase: UInt8 {
@@ -35,22 +26,19 @@ struct TransactionMachine {
 
     /// What the run does next.
     enum Next: Equatable {
-        /// Start step `index`: announce it (when there is middleware), then start the store's operation.
+        /// Start step `index`: announce it to the middleware, then start the store's operation.
         case start(Int)
-        /// Step `index` ended: announce it if it was not (a skipped step), deliver the store's changes
-        /// if `deliver`, then report it to the middleware.
+        /// Step `index` ended: announce it if skipped, deliver its changes, report it to the middleware.
         case report(Int, announce: Bool, deliver: Bool)
-        /// Every step is reported: call the middleware's `didFinish` and the completion. Returned once.
+        /// Every step is reported: the middleware's `didFinish`, then the completion. Returned once.
         case complete
         /// Nothing can go on until a running step finishes: the run lets go until then.
         case suspend
     }
 
-    /// Why a transaction gave up on its running steps.
+    /// Why a transaction gave up on its running steps: its deadline or a shutdown's passed.
     enum GiveUpReason: Equatable {
-        /// Its deadline passed.
         case timeout
-        /// A shutdown's deadline passed while it was still running.
         case shutdown
     }
 
@@ -64,28 +52,20 @@ struct TransactionMachine {
         case late
     }
 
-    /// The steps, in storage the owner keeps alive for as long as it uses the machine.
+    /// The steps, in storage the run keeps alive while it uses the machine.
     private(set) var steps: UnsafeMutablePointer<Step>
-    /// How many stores the transaction reaches.
     private(set) var count: Int
     /// Steps before this index are reported.
     private var firstUnreported = 0
-    /// Whether reporting a step is work for the run even without changes to deliver (middleware).
+    /// Whether reporting a step is work even without changes to deliver (middleware).
     private let reportsNeedWork: Bool
     private(set) var isCancelled: Bool
-    /// Why the transaction gave up on its running steps, if it did.
     private(set) var giveUpReason: GiveUpReason?
     /// Whether a thread drives the run; only one does at a time.
     private(set) var isDriving = true
     private(set) var isComplete = false
 
-    /// A machine for a new transaction, whose `count` steps are in `steps` (set to waiting here).
-    ///
-    /// - Parameters:
-    ///   - steps: Storage for `count` steps, kept alive by the caller while it uses the machine.
-    ///   - count: How many stores the transaction reaches.
-    ///   - reportsNeedWork: Whether the run has middleware to call for every step.
-    ///   - cancelled: Whether the transaction starts cancelled (every step is skipped).
+    /// A machine for a new transaction whose `count` steps, in `steps`, are set to waiting here.
     @inline(__always)
     init(steps: UnsafeMutablePointer<Step>, count: Int, reportsNeedWork: Bool, cancelled: Bool = false) {
         if count == 1 {
@@ -105,9 +85,8 @@ struct TransactionMachine {
         UnsafeMutablePointer(bitPattern: MemoryLayout<Step>.alignment).unsafelyUnwrapped
     }
 
-    /// Stops the program: an event arrived that the machine's state does not allow (a broken invariant of the engine).
-    ///
-    /// Out of line, so that the transitions stay small.
+    /// Stops the program on an event the machine's state does not allow; out of line, so that the
+    /// transitions stay small.
     @inline(never)
     static func invalid(_ what: String, step index: Int? = nil, _ phase: Phase? = nil) -> Never {
         let detail = index.map { " (step \($0)\(phase.map { ", \($0)" } ?? ""))" } ?? ""
@@ -115,30 +94,19 @@ struct TransactionMachine {
     }
 
     /// Whether steps that have not started must be skipped: the transaction was cancelled or given up on.
-    var isStopped: Bool {
-        isCancelled || giveUpReason != nil
-    }
-
+    var isStopped: Bool { isCancelled || giveUpReason != nil }
     /// How step `index` ended; read once it has.
-    func ending(of index: Int) -> Ending {
-        steps[index].ending
-    }
-
+    func ending(of index: Int) -> Ending { steps[index].ending }
     /// The steps the transaction gave up on, in order.
-    var givenUpSteps: [Int] {
-        (0..<count).filter { steps[$0].wasGivenUp }
-    }
+    var givenUpSteps: [Int] { (0..<count).filter { steps[$0].wasGivenUp } }
 
     // MARK: Driving
 
-    /// What the driving run does next; see ``Next``.
+    /// What the driving run does next: the first step in order that finished is reported, or that can
+    /// start is started (or skipped); `.suspend`, no longer driven, when only running steps remain.
     ///
-    /// Steps are considered in order: the first that finished is reported, or the first waiting
-    /// one that can start is started (or skipped), whichever comes first. Returns `.suspend`, and
-    /// stops counting as driven, when only running steps remain.
-    ///
-    /// - Parameter waitsFor: For each step, the indices of the steps it waits for (all lower);
-    ///   `nil` when none waits for another (the route's dependencies, kept by the run, not here).
+    /// - Parameter waitsFor: For each step, the (lower) indices of the steps it waits for; `nil`
+    ///   when none waits for another.
     /// - Returns: What to do next.
     @inline(__always)
     mutating func next(waitsFor: [[Int]]?) -> Next {
@@ -209,8 +177,7 @@ struct TransactionMachine {
         return ready
     }
 
-    /// The run announced step `index` and found the transaction stopped meanwhile (a middleware's
-    /// `willDispatch` cancelled it): the step is skipped instead of started.
+    /// Skips step `index` instead of starting it: a middleware's `willDispatch` stopped the transaction.
     mutating func skipStarting(_ index: Int) {
         var step = steps[index]
         if step.phase != .running { Self.invalid("skipped a step that is not starting", step: index, step.phase) }
@@ -219,15 +186,10 @@ struct TransactionMachine {
         steps[index] = step
     }
 
-    /// Step `index`'s operation started.
+    /// Step `index`'s operation started, and ended as `ending` already, or runs on (`nil`:
+    /// ``finished(_:ending:)`` follows, from any thread); `needsDelivery` if it may have changes.
     ///
-    /// - Parameters:
-    ///   - index: The step.
-    ///   - ending: How it ended, when it finished before starting returned; `nil` while it runs
-    ///     (``finished(_:ending:)`` follows, from any thread).
-    ///   - needsDelivery: Whether the store may have queued changes for its observers.
-    /// - Returns: Whether to cancel the operation now: the transaction was cancelled or gave up on
-    ///   the step while it started.
+    /// - Returns: Whether to cancel the operation now: the transaction was stopped while it started.
     @inline(__always)
     mutating func started(_ index: Int, ending: Ending?, needsDelivery: Bool) -> Bool {
         var step = steps[index]
@@ -274,21 +236,18 @@ struct TransactionMachine {
     /// Cancels the transaction: steps not started are skipped, running ones are to be cancelled.
     ///
     /// - Returns: The running steps, whose operations the caller cancels; `nil` when this had no
-    ///   effect (the transaction had completed, or was cancelled already).
+    ///   effect (completed, or cancelled already).
     mutating func cancel() -> [Int]? {
         guard !isComplete, !isCancelled else { return nil }
         isCancelled = true
         return (0..<count).filter { steps[$0].phase == .running }
     }
 
-    /// Gives up on the running steps: they are reported as cancelled now, their operations are to be cancelled, and
-    /// steps not started are skipped.
-    ///
-    /// Used when the deadline passes, and by a shutdown whose own deadline passed, so that the completion runs even if
-    /// an operation never finishes.
+    /// Gives up on the running steps, reported cancelled now so that the completion runs even if an
+    /// operation never finishes, and skips the steps not started.
     ///
     /// - Returns: The steps given up on and whether the caller must drive the run again; `nil` when
-    ///   this had no effect (the transaction had completed, or was given up on already).
+    ///   this had no effect (completed, or given up on already).
     mutating func giveUp(_ reason: GiveUpReason) -> (steps: [Int], resume: Bool)? {
         guard !isComplete, giveUpReason == nil else { return nil }
         giveUpReason = reason
@@ -313,13 +272,12 @@ struct TransactionMachine {
 }
 
 extension TransactionMachine {
-    /// One store's step, in one byte, in the storage the machine's owner provides.
+    /// One store's step, in one byte.
     struct Step: Equatable {
         private var bits: UInt8
 
-        init() {
-            bits = 0
-        }
+        /// A waiting step.
+        init() { bits = 0 }
 
         var phase: Phase {
             // Every two-bit value is a phase.
@@ -327,7 +285,7 @@ extension TransactionMachine {
             @inline(__always) set { bits = bits & ~0b11 | newValue.rawValue }
         }
 
-        /// How it ended, once finished (`.finished` until then, which is never read before).
+        /// How it ended, once finished (`.finished` until then).
         var ending: Ending {
             // Only `Ending` values are ever stored in these two bits.
             @inline(__always) get { unsafeBitCast((bits >> 2) & 0b11, to: Ending.self) }

@@ -3,10 +3,9 @@ import Foundation
 /// The one loop that drives every run: it asks the machine what comes next and carries it out,
 /// outside the run's lock.
 ///
-/// For each step the machine says to start, it announces the step to the middleware, starts the
-/// store's operation, and tells the machine how it started; for each step that ended, it delivers
-/// the store's changes and reports the step; once every step is reported, it calls the middleware's
-/// `didFinish` and the completion, exactly once.
+/// A step to start is announced to the middleware, its store's operation started, and the machine
+/// told how it started; a step that ended has its store's changes delivered and is reported; at
+/// the end come the middleware's `didFinish` and the completion, exactly once.
 extension TransactionRun {
     /// How far driving a run got.
     enum DriveResult {
@@ -17,12 +16,9 @@ extension TransactionRun {
 
     /// Drives the run until it completes or waits for an operation.
     ///
-    /// - Parameters:
-    ///   - suspendedRuns: Where to register if the run waits for the first time, so that a shutdown
-    ///     finds it.
-    ///   - context: The calling thread's context.
-    ///   - alone: Whether the caller (a lane's drainer) holds the only reference to the run; see
-    ///     ``lockMachine(startingAlone:)``.
+    /// A run that waits for the first time registers in `suspendedRuns`, so that a shutdown finds
+    /// it. `alone`: the caller (a drainer) holds the only reference (``lockMachine(startingAlone:)``).
+    ///
     /// - Returns: Whether the run completed or waits for an operation.
     @inline(__always)
     func drive(suspendedRuns: SuspendedRuns?, context: ThreadContext = .current, alone: Bool = false) -> DriveResult {
@@ -34,9 +30,10 @@ extension TransactionRun {
             }
             unlockMachine(locked)
         }
-        // The run holds the route until it is reused, which only its driver does: the loop borrows
-        // it, read as an unmanaged reference (the same bits), with no retain and release (S1).
-        let reference = UnsafeRawPointer(body).load(fromByteOffset: Self.routeOffset, as: Unmanaged<Route>?.self)
+        // The run holds the route until its driver reuses it: the loop borrows it, read as an
+        // unmanaged reference (the same bits), with no retain and release (S1).
+        let offset = Self.offset(of: \.route)
+        let reference = UnsafeRawPointer(body).load(fromByteOffset: offset, as: Unmanaged<Route>?.self)
         guard let route = reference else {
             return drive(route: nil, suspendedRuns: suspendedRuns, context: context, alone: alone)
         }
@@ -96,12 +93,11 @@ extension TransactionRun {
         }
     }
 
-    /// Step `index` started as `begun`: keeps what the result needs of it (its operation, its
-    /// error, and the sequence number its store gave the action, which `beginStep` left in
-    /// `context`) and tells the machine; call with the machine locked.
+    /// Step `index` started as `begun`: keeps what the result needs (its operation, its error, the
+    /// sequence number `beginStep` left in `context`) and tells the machine; call with it locked.
     ///
-    /// - Returns: The step's operation when the transaction was stopped in the meantime: the
-    ///   caller cancels it once it has unlocked.
+    /// - Returns: The step's operation if the transaction stopped meanwhile: the caller cancels it
+    ///   once it has unlocked.
     @inline(__always)
     private func recordStarted(_ index: Int, _ begun: StepStart, context: ThreadContext) -> Operation? {
         if let operation = begun.operation {
@@ -151,7 +147,7 @@ extension TransactionRun {
 
     /// The route of a transaction that has a step to start or report (one without a route has none).
     ///
-    /// Not `guard let`: binding the route copied it, a retain and a release around every step (S1).
+    /// Not `guard let`: binding the route copied it, a retain and release around every step (S1).
     @inline(__always)
     private func borrowedRoute(_ route: Route?) -> Route {
         if route == nil { preconditionFailure("DispatchStore: a transaction without a route has a step") }

@@ -1,8 +1,7 @@
 import Foundation
 
-/// What reaches a run from other threads: an operation finishing, a cancellation, a timeout or a
-/// shutdown giving up, and the hand-back that follows; and how a run gets ready for them when it
-/// lets go of its driver.
+/// What reaches a run from other threads (an operation finishing, a cancel, a timeout or shutdown
+/// giving up, the hand-back that follows), and how a run gets ready for them when it suspends.
 extension TransactionRun {
     /// What step `index`'s operation calls if it finishes after starting (on any thread).
     func finishHook(for index: Int) -> StepFinishHook {
@@ -50,14 +49,11 @@ extension TransactionRun {
         // Read under the lock: once it is released, the run's driver may clear it for reuse.
         let reachesStores = route != nil
         unlock()
-        for operation in running {
-            operation.cancel()
-        }
+        for operation in running { operation.cancel() }
         return steps != nil && reachesStores
     }
 
-    /// Gives up on the operations still running: they are cancelled and reported as such, and the
-    /// completion runs without waiting for them.
+    /// Gives up on the operations still running: cancelled, reported so, and not waited for.
     ///
     /// - Returns: Whether this call gave up on the transaction (`false` when it had completed).
     @discardableResult
@@ -91,7 +87,7 @@ extension TransactionRun {
         }
     }
 
-    /// Called with the machine locked when the machine says the run must wait for an operation.
+    /// Registers a run that must wait for an operation and arms its timer; call with the machine locked.
     ///
     /// - Returns: What a shutdown in progress wants done to the run.
     func prepareToWait(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
@@ -126,14 +122,11 @@ extension TransactionRun {
         }
     }
 
-    /// The transaction completed: the run leaves the shutdown's list, before the result is reported.
+    /// The transaction completed: a run that waited leaves the shutdown's list before its result.
     @inline(__always)
-    func didComplete() {
-        // Only a run that waited registered.
-        if body.pointee.hasSuspended { unregister() }
-    }
+    func didComplete() { if body.pointee.hasSuspended { unregister() } }
 
-    /// Removes the run from the list of runs that wait, where it registered when it first waited.
+    /// Removes the run from the runs that wait, where it registered when it first waited.
     private func unregister() {
         let locked = lockMachine()
         let registeredIn = body.pointee.registeredIn
@@ -150,13 +143,11 @@ extension TransactionRun {
         weak var run: TransactionRun?
     }
 
-    /// A run, handed to other threads: by a transaction (for `cancel()` and `storeIdentifiers`), a
-    /// finish hook, a timer.
+    /// A run handed to other threads: by a transaction (to cancel, to read its route), a finish hook.
     struct Reference: @unchecked Sendable {
-        // @unchecked: a run's `transaction`, `configuration` and `isShared` are written only while
-        // one thread owns it (creation, `configure`, its driver before it shares the run) and
-        // otherwise only read; its state is touched under its lock, which only the driving thread
-        // skips, and only while no other thread can reach the run.
+        // @unchecked: a run's `transaction`, `configuration` and `isShared` are written only while one
+        // thread owns it (creation, `configure`, its driver before sharing it), otherwise read; the
+        // rest is touched under its lock, which only its driver skips, while nobody else can reach it.
         let run: TransactionRun
     }
 }

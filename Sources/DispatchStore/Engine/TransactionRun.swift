@@ -1,23 +1,18 @@
 import Foundation
 
-/// A transaction while it is driven: its machine, what its result needs, and the lock that guards
-/// them once other threads can reach it; every mode runs its transactions in runs.
+/// A transaction while it is driven, in every mode: its machine, what its result needs, and the
+/// lock that guards them once other threads can reach it.
 ///
-/// A lane drives the runs of the queued modes; a `.sync` caller drives its run, and waits while an
-/// operation finishes elsewhere. One thread drives a run at a time. Runs are reused once nothing
-/// else refers to them: lanes keep spare runs, threads keep one per level of nested `.sync`
-/// dispatches (``ThreadContext``). A run and its lock are one allocation: the header is a ``Body``,
-/// the one element the mutex (S4, S5). ``Reference`` carries a run across threads.
+/// One thread drives a run at a time: a lane's drainer, or a `.sync` caller. Runs are reused once
+/// nothing else refers to them (lanes keep spares, threads one per `.sync` nesting level). A run and
+/// its lock are one allocation: the header is the ``Body``, the element the mutex (S4, S5).
 final class TransactionRun: LockStorage<TransactionRun.Body> {
-    /// What the run keeps, laid out in 256 bytes (a 320-byte `malloc` block with the header and the
-    /// mutex: fewer cache lines to move between threads, S4, S5); the flags fill the padding after
-    /// the transaction.
+    /// What the run keeps, in 256 bytes (a 320-byte `malloc` block with header and mutex: fewer cache
+    /// lines to move between threads, S4, S5); the flags fill the padding after the transaction.
     struct Body {
-        /// The transaction, for whoever reads it through the run (middleware, the result, a queued
-        /// dispatch's caller); ``Transaction/idle`` when the run is idle or nobody reads it (S1).
+        /// The transaction, for whoever reads it through the run; ``Transaction/idle`` if nobody does (S1).
         var transaction: Transaction
-        /// Whether another thread may reach the run (its transaction, a finish hook, a timer); until
-        /// then its driver skips the lock.
+        /// Whether another thread may reach the run; until then its driver skips the lock.
         var isShared = true
         /// Whether a lane drives the run.
         let isQueued: Bool
@@ -27,7 +22,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         var hasSuspended = false
         /// Whether `failures`, `sequenceNumbers` or `operations` need clearing for the next transaction.
         var hasRecords = false
-        /// The stores the transaction reaches; the transactions that refer to the run read it here.
+        /// The stores the transaction reaches; transactions that refer to the run read it here.
         var route: Route?
         /// How the transaction is run; ``Configuration/idle`` while the run waits to be reused.
         var configuration = Configuration.idle
@@ -36,15 +31,13 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         var machine: TransactionMachine
         /// The deadline's `DispatchTime.uptimeNanoseconds`, 0 for none (8 bytes, not 16, S5).
         var deadline: UInt64 = 0
-        /// The steps of a route longer than ``inlineSteps`` holds, kept for the next transaction.
+        /// The steps of a route too long for ``inlineSteps``, kept for the next transaction.
         var spilledSteps: UnsafeMutablePointer<TransactionMachine.Step>? = nil
         /// The errors of the failed steps, by step; `nil` until one fails.
         var failures: [Int: any Error]? = nil
-        /// The sequence numbers the stores gave the action, by step (0: not applied); kept only for a
-        /// result someone reads.
+        /// The sequence numbers the stores gave the action, by step (0: not applied), for a result.
         var sequenceNumbers: [UInt64] = []
-        /// Each step's operation, for the steps that wait for it and to cancel it; empty until a
-        /// reducer returns one.
+        /// Each step's operation (for its waiters and to cancel it); empty until a reducer returns one.
         var operations: [Operation?] = []
         /// What a waiting `.sync` caller waits on; created when the run first suspends.
         var callerSignal: DispatchSemaphore? = nil
@@ -52,7 +45,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         var registeredIn: SuspendedRuns? = nil
         /// The steps of a short route, in the run's own allocation.
         var inlineSteps = InlineSteps()
-        /// The lane that drives the run; unowned: the lane keeps itself alive while it has runs out.
+        /// The lane that drives the run (a lane keeps itself alive while it has runs out).
         unowned let lane: Lane?
     }
 
@@ -66,35 +59,25 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
     /// How a transaction is run: who hears of it, and how it may end; fixed while it is driven.
     struct Configuration {
         /// The middleware, `nil` when there is none.
-        var middleware: [any Middleware]?
+        var middleware: [any Middleware]? = nil
         /// The dispatcher, for the middleware's `didFinish`; `nil` when there is no middleware.
-        var owner: Dispatcher?
-        var completion: (@Sendable (DispatchResult) -> Void)?
-        var details: Details?
+        var owner: Dispatcher? = nil
+        var completion: (@Sendable (DispatchResult) -> Void)? = nil
+        var details: Details? = nil
         /// The action in the waiting `.sync` caller's frame: the stores read it there (S1).
         var actionPointer: UnsafeRawPointer? = nil
-        // Flags, so that the driver's checks retain and release no array or closure (S1).
+        /// Whether there is middleware: a flag, so that checks retain and release no array (S1).
         var hasMiddleware: Bool
         /// Whether someone reads the result (middleware or a completion).
         var readsResult: Bool
         /// Whether the transaction starts cancelled (a task cancelled already): every store skipped.
         var startsCancelled: Bool
-        /// For a `.sync` run: whether its caller waits (`dispatch`) or the thread that finishes its
-        /// operation drives on (`perform`).
+        /// Whether a `.sync` caller waits (`dispatch`), or whoever finishes an operation drives on (`perform`).
         var blocksCaller = true
 
         /// What an idle run holds: refers to nothing, so the next one is written over it.
         static var idle: Configuration {
-            Configuration(
-                middleware: nil,
-                owner: nil,
-                completion: nil,
-                details: nil,
-                actionPointer: nil,
-                hasMiddleware: false,
-                readsResult: false,
-                startsCancelled: false
-            )
+            Configuration(hasMiddleware: false, readsResult: false, startsCancelled: false)
         }
 
         /// Makes the configuration ``idle``, releasing only what it holds (S4).
@@ -116,9 +99,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         }
 
         /// Whether other threads reach the run from its start: middleware, or a `perform`'s task.
-        var isSharedFromStart: Bool {
-            hasMiddleware || !blocksCaller
-        }
+        var isSharedFromStart: Bool { hasMiddleware || !blocksCaller }
     }
 
     /// What few dispatches have: a timeout, or why no store is reached.
@@ -132,22 +113,10 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         }
     }
 
-    // Where fields sit in the body: computed where used, which folds to a constant (stored constants
-    // would be lazy globals, checked on every use, S4, S5).
-    private static var transactionOffset: Int {
-        @inline(__always) get { MemoryLayout<Body>.offset(of: \.transaction).unsafelyUnwrapped }
-    }
-    static var routeOffset: Int {
-        @inline(__always) get { MemoryLayout<Body>.offset(of: \.route).unsafelyUnwrapped }
-    }
-    private static var configurationOffset: Int {
-        @inline(__always) get { MemoryLayout<Body>.offset(of: \.configuration).unsafelyUnwrapped }
-    }
-    private static var machineOffset: Int {
-        @inline(__always) get { MemoryLayout<Body>.offset(of: \.machine).unsafelyUnwrapped }
-    }
-    private static var inlineStepsOffset: Int {
-        @inline(__always) get { MemoryLayout<Body>.offset(of: \.inlineSteps).unsafelyUnwrapped }
+    /// Where `field` sits in the body, computed where used: it folds to a constant (S4, S5).
+    @inline(__always)
+    static func offset<Field>(of field: KeyPath<Body, Field>) -> Int {
+        MemoryLayout<Body>.offset(of: field).unsafelyUnwrapped
     }
 
     /// An idle run, for `lane` to drive, or a `.sync` caller when `nil`.
@@ -163,18 +132,14 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         }
     }
 
-    deinit {
-        body.pointee.spilledSteps?.deallocate()
-    }
+    deinit { body.pointee.spilledSteps?.deallocate() }
 
     /// What the run keeps; stable for the run's lifetime.
-    var body: UnsafeMutablePointer<Body> {
-        withUnsafeMutablePointerToHeader { $0 }
-    }
+    var body: UnsafeMutablePointer<Body> { withUnsafeMutablePointerToHeader { $0 } }
 
     /// The machine; touch it from the driver, or under the lock once the run is shared.
     var machine: UnsafeMutablePointer<TransactionMachine> {
-        (UnsafeMutableRawPointer(body) + Self.machineOffset).assumingMemoryBound(to: TransactionMachine.self)
+        (UnsafeMutableRawPointer(body) + Self.offset(of: \.machine)).assumingMemoryBound(to: TransactionMachine.self)
     }
 
     /// Storage for `count` steps: the run's own for a few, a reused buffer beyond.
@@ -182,7 +147,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
     private func stepStorage(for count: Int) -> UnsafeMutablePointer<TransactionMachine.Step> {
         if count <= InlineSteps.capacity {
             // The tuple's elements are `Step`s, so its memory is bound to `Step`.
-            return (UnsafeMutableRawPointer(body) + Self.inlineStepsOffset)
+            return (UnsafeMutableRawPointer(body) + Self.offset(of: \.inlineSteps))
                 .assumingMemoryBound(to: TransactionMachine.Step.self)
         }
         return spilledSteps(for: count)
@@ -212,10 +177,9 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         configure(route: route, configuration: configuration)
     }
 
-    /// Starts an idle run over for a transaction nobody reads through it: it keeps
-    /// ``Transaction/idle`` (a `.sync` dispatch without middleware or completion, S1).
+    /// Starts an idle run over for a transaction nobody reads through it (``Transaction/idle``, S1).
     ///
-    /// What an idle run holds owns nothing, so it is initialized over, not destroyed first (S4, S5).
+    /// An idle run's fields own nothing, so they are initialized over, not destroyed first (S4, S5).
     @inline(__always)
     func configure(route: consuming Route?, configuration: consuming Configuration) {
         let body = body
@@ -227,8 +191,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         )
         let count = route?.count ?? 0
         let fields = UnsafeMutableRawPointer(body)
-        (fields + Self.routeOffset).assumingMemoryBound(to: Route?.self).initialize(to: consume route)
-        let settings = (fields + Self.configurationOffset).assumingMemoryBound(to: Configuration.self)
+        (fields + Self.offset(of: \.route)).assumingMemoryBound(to: Route?.self).initialize(to: consume route)
+        let settings = (fields + Self.offset(of: \.configuration)).assumingMemoryBound(to: Configuration.self)
         settings.initialize(to: consume configuration)
         body.pointee.isShared =
             body.pointee.isQueued || settings.pointee.hasMiddleware || !settings.pointee.blocksCaller
@@ -252,14 +216,13 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
     @inline(__always)
     func setTransaction(_ transaction: consuming Transaction) {
         assert(body.pointee.transaction.id == 0, "DispatchStore: a run was given a second transaction")
-        (UnsafeMutableRawPointer(body) + Self.transactionOffset).assumingMemoryBound(to: Transaction.self)
+        (UnsafeMutableRawPointer(body) + Self.offset(of: \.transaction)).assumingMemoryBound(to: Transaction.self)
             .initialize(to: consume transaction)
     }
 
-    /// Makes a completed run idle for reuse, unless it ever waited (a timer may refer to it).
+    /// Makes a completed run that nothing else refers to idle for reuse, unless it ever waited.
     ///
-    /// Ask once nothing else refers to it. Locked, so that a `cancel()` made before the last other
-    /// reference went away is ordered before the reuse.
+    /// Locked, so that a `cancel()` made before the last other reference went away comes first.
     ///
     /// - Returns: `nil` when the run cannot be reused; otherwise its route, moved (S1).
     @inline(__always)
@@ -273,8 +236,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         return .some(body.pointee.route.take())
     }
 
-    /// The transaction as the middleware and a queued dispatch's caller get it: able to cancel the
-    /// run, and reading its route from it (no retain of the shared route per dispatch, S5).
+    /// The transaction as middleware and a queued dispatch's caller get it: it cancels the run and
+    /// reads the route through it (no retain of the shared route per dispatch, S5).
     func cancellableTransaction() -> Transaction {
         Transaction(
             id: body.pointee.transaction.id,
@@ -285,13 +248,10 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         )
     }
 
-    var route: Route? {
-        body.pointee.route
-    }
-
-    var action: any ActionType {
-        body.pointee.transaction.action
-    }
+    /// The stores the transaction reaches.
+    var route: Route? { body.pointee.route }
+    /// The transaction's action, boxed.
+    var action: any ActionType { body.pointee.transaction.action }
 
     /// Calls `perform` with a pointer to the action, valid during the call.
     func withAction<Result>(_ perform: (UnsafeRawPointer) -> Result) -> Result {
@@ -313,15 +273,10 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
 
     /// Releases what ``lockMachine()`` took.
     @inline(__always)
-    func unlockMachine(_ locked: Bool) {
-        if locked { unlock() }
-    }
+    func unlockMachine(_ locked: Bool) { if locked { unlock() } }
 
-    /// Locks the run for the drive's first step, and unshares it when `alone`.
-    ///
-    /// `alone`: its drainer holds the only reference. Not for a run that ever waited or has
-    /// middleware; new references come only from the driver's finish hooks, which share it again.
-    /// The lock orders an earlier `cancel()` first (S4).
+    /// Locks the run for the drive's first step, and unshares it when `alone`: its drainer holds the
+    /// only reference, and only the driver's finish hooks can make new ones, which share it (S4).
     @inline(__always)
     func lockMachine(startingAlone alone: Bool) -> Bool {
         let locked = lockMachine()
