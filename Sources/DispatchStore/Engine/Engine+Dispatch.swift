@@ -1,16 +1,11 @@
 import Foundation
 
 extension Engine {
-    /// Dispatches the action at `pointer` (valid during the call) of type `actionType`; see
-    /// `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
+    /// Dispatches the action at `pointer` of type `actionType`; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
     ///
-    /// The engine boxes the action only for the transactions it keeps (queued, or read by middleware
-    /// or a completion): a box made by the caller would be moved here as soon as it was written, a
-    /// stall on the bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch starts
-    /// its operations on the calling thread but never blocks it; an operation still running finishes
-    /// the transaction on its own thread. `owner` is handed to the middleware's `didFinish`.
-    ///
-    /// - Returns: The transaction's id and links, from which the caller builds the transaction.
+    /// The action is boxed only for a transaction the engine keeps: a box made by the caller would
+    /// stall on bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch never blocks
+    /// the caller; an operation still running finishes the transaction on its own thread.
     @usableFromInline
     func dispatch(
         pointer: UnsafeRawPointer,
@@ -61,8 +56,7 @@ extension Engine {
             details = Self.details(of: pointer, actionType, to: identifier, timeout: timeout, route: &route)
         }
         if mode == .sync && !awaited {
-            // The stores read the action in the caller's frame; the run keeps a transaction only for
-            // someone who reads it (S1).
+            // The stores read the action in the caller's frame; a transaction is kept only for a reader (S1).
             let readsResult = hasMiddleware || completion != nil
             let context = ThreadContext.current(key: contextKey)
             let run = context.takeSyncRun()
@@ -91,8 +85,7 @@ extension Engine {
                 )
             )
             run.runOnCaller(suspendedRuns: suspendedRuns, context: context)
-            // Moved, not copied (a `var` would be retained around the drive); a run never shared is
-            // referenced only here (S1).
+            // Moved, not copied (a `var` is retained around the drive); unshared, it is referenced only here (S1).
             var finished = consume run
             let unique = !finished.body.pointee.isShared || isKnownUniquelyReferenced(&finished)
             if unique, let route = finished.clearForReuse() {
@@ -153,7 +146,6 @@ extension Engine {
     /// the transaction in place (S1).
     @usableFromInline
     struct Dispatched {
-        /// The transaction's id.
         @usableFromInline
         let id: UInt64
         /// The route, or the run that can cancel the transaction.
@@ -177,12 +169,9 @@ extension Engine {
         var runAction: (any ActionType)? { links.run?.run.action }
     }
 
-    /// The details of a dispatch with a `timeout` or that reaches no store (`identifier` unknown or
-    /// not handling the action's type, which sets `route` to `nil`, or an action no store handles).
-    ///
-    /// Out of line, so that the common dispatch never holds a ``DispatchError`` (S1).
-    ///
-    /// - Returns: The details, or `nil` when there is nothing to say.
+    /// The details of a dispatch with a `timeout` or that reaches no store (an unknown `identifier`,
+    /// one that does not handle the type, which clears `route`, or a type nobody handles), or `nil`;
+    /// out of line, so that the common dispatch never holds a ``DispatchError`` (S1).
     @inline(never)
     private static func details(
         of pointer: UnsafeRawPointer,
@@ -212,8 +201,8 @@ extension Engine {
         return TransactionRun.Details(timeout: timeout, routingError: routingError)
     }
 
-    /// Ends a dispatch made after the shutdown began: no store sees it; the middleware's `didFinish`
-    /// and the completion get a ``DispatchError/Code/shutDown`` error, on the thread the mode promises.
+    /// Ends a dispatch made after the shutdown began, on the thread its mode promises: no store sees it;
+    /// its result has a ``DispatchError/Code/shutDown`` error.
     @inline(never)
     private func reject(
         _ action: any ActionType,

@@ -9,12 +9,11 @@ final class Engine: Sendable {
     /// What the engine's lock guards.
     struct State {
         var registry = Registry()
-        /// The next transaction id, from a block reserved for this engine.
+        /// The next transaction id, from a block reserved for this engine, and the block's end.
         var nextTransactionID: UInt64 = 0
         var transactionIDLimit: UInt64 = 0
         /// Set when a shutdown begins: from then on every dispatch and registration is rejected.
         var isClosed = false
-        /// Dispatches rejected since the shutdown began.
         var rejectedCount = 0
     }
 
@@ -40,13 +39,8 @@ final class Engine: Sendable {
         lanes = [serialLane, concurrentLane, mainLane]
     }
 
-    // MARK: Registration
-
-    /// Adds a store, already claimed for this engine's dispatcher.
-    ///
-    /// - Returns: The middleware to tell.
-    /// - Throws: ``DispatchError`` for a duplicate identifier, a `waitsFor` cycle, or a dispatcher
-    ///   that was shut down.
+    /// Adds a store claimed for this engine's dispatcher and returns the middleware to tell; throws a
+    /// ``DispatchError`` for a duplicate identifier, a `waitsFor` cycle or a shutdown.
     func register(_ store: any StoreEntry) throws -> [any Middleware] {
         try state.withLockedValue { state in
             if state.isClosed { throw DispatchError.registeredAfterShutdown(store.identifier) }
@@ -55,9 +49,7 @@ final class Engine: Sendable {
         }
     }
 
-    /// Removes the store registered under `identifier`.
-    ///
-    /// - Returns: The removed store and the middleware to tell, or `nil` when none is registered so.
+    /// Removes the store registered under `identifier`, and returns it and the middleware to tell, if any.
     func unregister(identifier: String) -> (store: any StoreEntry, middleware: [any Middleware])? {
         state.withLockedValue { state in
             state.registry.remove(identifier: identifier).map { ($0, state.registry.middleware) }
@@ -71,7 +63,6 @@ final class Engine: Sendable {
 
     /// The registered stores, in registration order.
     var stores: [any StoreEntry] { state.withLockedValue { $0.registry.stores() } }
-
     /// The registered stores in registration order and in lock order, read together.
     var storesWithLockOrder: (stores: [any StoreEntry], lockOrder: [any StoreEntry]) {
         state.withLockedValue { ($0.registry.stores(), $0.registry.storesInLockOrder()) }
@@ -79,37 +70,24 @@ final class Engine: Sendable {
 
     /// Appends a middleware.
     func register(middleware: any Middleware) { state.withLockedValue { $0.registry.add(middleware) } }
-
-    /// Removes every registration of the middleware object `object`.
-    ///
-    /// - Returns: The middleware removed.
+    /// Removes every registration of the middleware object `object`, and returns them.
     func unregister(middleware object: AnyObject) -> [any Middleware] {
         state.withLockedValue { $0.registry.remove(middleware: object) }
     }
-
     /// The registered middleware, in registration order.
     var middleware: [any Middleware] { state.withLockedValue { $0.registry.middleware } }
 
-    // MARK: Idleness
-
-    /// Waits until no `.async`, `.serial` or `.mainThread` transaction is queued or running; see
-    /// `Dispatcher.waitUntilIdle(timeout:)`.
+    /// Waits until no transaction of a lane is queued or running; see `Dispatcher.waitUntilIdle(timeout:)`.
     func waitUntilIdle(timeout: Duration?) -> Bool {
         let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }
         let drain: (() -> Void)? = MainQueue.isCurrent ? { [mainLane] in mainLane.drainOnCurrentThread() } : nil
         return idleness.wait(until: deadline, drainMainLane: drain)
     }
-}
-
-extension Engine {
-    // MARK: Shutdown
 
     /// Whether a shutdown began: the engine takes no new actions.
     var isClosed: Bool { state.withLockedValue { $0.isClosed } }
 
-    /// Closes the engine to new actions and registrations (idempotent).
-    ///
-    /// - Returns: The lanes' run counts at the instant it closed.
+    /// Closes the engine to new actions and registrations (idempotent), and returns the lanes' counts.
     func close() -> (completed: Int, cancelled: Int) {
         state.withLockedValue { state in
             state.isClosed = true
@@ -128,27 +106,21 @@ extension Engine {
     /// How many dispatches were rejected since the engine closed.
     var rejectedDispatches: Int { state.withLockedValue { $0.rejectedCount } }
 
-    /// Cancels every queued or waiting run, and every one queued later.
-    ///
-    /// - Returns: How many waiting runs this cancelled (queued ones count as their lanes take them).
+    /// Cancels every queued or waiting run, and every one queued later, and returns how many waiting runs
+    /// it cancelled (queued ones count as their lanes take them).
     func cancelInFlight() -> Int {
         for lane in lanes { lane.cancelQueuedRuns() }
         return suspendedRuns.cancelAll()
     }
 
-    /// Gives up on every run waiting for an operation, now or later (see ``SuspendedRuns/giveUpAll()``).
-    ///
-    /// - Returns: How many runs this gave up on.
+    /// Gives up on every run waiting for an operation, now or later, and returns how many it gave up on.
     func giveUpInFlight() -> Int { suspendedRuns.giveUpAll() }
 }
 
 private let transactionIDBlocks = LockedBox<UInt64>(0)
 
-/// Reserves a block of transaction ids, so that ids are unique in the process without a global
-/// lock per dispatch.
-///
-/// - Parameter size: How many ids to reserve.
-/// - Returns: The first id of the block and the id after its last.
+/// Reserves a block of `size` transaction ids, unique in the process without a global lock per dispatch,
+/// and returns its first id and the id after its last.
 func reserveTransactionIDBlock(size: UInt64 = 4096) -> (UInt64, UInt64) {
     transactionIDBlocks.withLockedValue { next in
         defer { next += size }
@@ -168,18 +140,14 @@ enum OperationQueues {
 
     /// Retained here: `OperationQueue.underlyingQueue` does not retain its queue.
     private static let externalDependenciesUnderlying = DispatchQueue(label: "DispatchStore.externalDependencies")
-
     /// Fires transaction timeouts; serial, so it gets a thread even when the worker pool is busy.
     static let timers = DispatchQueue(label: "DispatchStore.timeouts")
-
     /// Reports the dispatches a shut-down dispatcher rejects.
     static let rejections = DispatchQueue(label: "DispatchStore.rejections")
 }
 
-/// Tells whether the caller runs on the main queue or the main thread.
-///
-/// On Linux, under `dispatchMain()` the main queue's blocks run on a worker thread, where
-/// `Thread.isMainThread` is false; a queue-specific key set on the main queue finds them.
+/// Tells whether the caller runs on the main queue or the main thread; on Linux, under
+/// `dispatchMain()`, the main queue's blocks run on a worker thread, found by a queue-specific key.
 enum MainQueue {
     private static let key: DispatchSpecificKey<Bool> = {
         let key = DispatchSpecificKey<Bool>()

@@ -37,12 +37,8 @@ final class Idleness: @unchecked Sendable {
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    /// Blocks until no lane is busy, or until `deadline` (`nil`: no limit).
-    ///
-    /// `drainMainLane`, given on the main queue, runs the queued `.mainThread` transactions about
-    /// every 10 ms while waiting, outside the lock.
-    ///
-    /// - Returns: `true` once idle; `false` when the deadline passed first.
+    /// Blocks until no lane is busy (returns `true`) or until `deadline` (`false`); on the main queue,
+    /// `drainMainLane` runs the queued `.mainThread` transactions every 10 ms or so, outside the lock.
     func wait(until deadline: Date?, drainMainLane: (() -> Void)?) -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -60,15 +56,11 @@ final class Idleness: @unchecked Sendable {
             }
             let wakeUp = drainMainLane != nil ? Date(timeIntervalSinceNow: 0.01) : (deadline ?? .distantFuture)
             let until = deadline.map { min($0, wakeUp) } ?? wakeUp
-            if !condition.wait(until: until), let deadline, Date() >= deadline {
-                return state.busyLanes == 0
-            }
+            if !condition.wait(until: until), let deadline, Date() >= deadline { return state.busyLanes == 0 }
         }
     }
 
-    /// Registers a task waiting until no lane is busy.
-    ///
-    /// - Returns: The waiter's number, or `nil` when no lane is busy (the continuation was not kept).
+    /// Registers a task waiting until no lane is busy, and returns its number; `nil` (not kept) if none is busy.
     func add(_ continuation: CheckedContinuation<Bool, Never>) -> UInt64? {
         condition.lock()
         defer { condition.unlock() }

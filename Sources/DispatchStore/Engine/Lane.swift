@@ -54,13 +54,11 @@ final class Lane: @unchecked Sendable {
         self.idleness = idleness
         self.suspendedRuns = suspendedRuns
         switch kind {
-        case .serial:
-            slotQueues = [DispatchQueue(label: name)]
+        case .serial: slotQueues = [DispatchQueue(label: name)]
         case .concurrent:
             let count = max(2, ProcessInfo.processInfo.activeProcessorCount)
             slotQueues = (0..<count).map { DispatchQueue(label: "\(name).\($0)") }
-        case .main:
-            slotQueues = []
+        case .main: slotQueues = []
         }
         slots = kind == .main ? [OperationQueue.main] : slotQueues.map(Lane.makeSlot)
         batchBuffers = slots.map { _ in .allocate(capacity: Lane.batchLimit) }
@@ -76,10 +74,9 @@ final class Lane: @unchecked Sendable {
     /// The most spare runs a busy lane keeps (about 1.4 MB).
     static let busySpareLimit = 4_096
 
-    deinit {
-        for buffer in batchBuffers { buffer.deallocate() }
-    }
+    deinit { for buffer in batchBuffers { buffer.deallocate() } }
 
+    /// A slot: a serial `OperationQueue` over `underlying`.
     private static func makeSlot(_ underlying: DispatchQueue) -> OperationQueue {
         let queue = OperationQueue()
         queue.name = underlying.label
@@ -88,10 +85,8 @@ final class Lane: @unchecked Sendable {
         return queue
     }
 
-    /// Queues a run of `transaction`, reusing a spare run when there is one.
-    ///
-    /// - Returns: The queued run: a drainer reuses only runs it finds uniquely referenced, so the
-    ///   transaction handed back may read it as long as it lives.
+    /// Queues a run of `transaction`, reusing a spare run, and returns it: drainers reuse only runs they
+    /// find uniquely referenced, so the transaction handed back may read it as long as it lives.
     func enqueue(
         _ transaction: consuming Transaction,
         _ route: consuming Route?,
@@ -105,8 +100,7 @@ final class Lane: @unchecked Sendable {
                 route: consume route,
                 configuration: consume configuration
             )
-            // Queued under the same lock, so no drainer reuses it before the caller refers to it;
-            // moved into the queue: no retain and release (S4).
+            // Queued under the lock: no drainer reuses it before the caller refers to it; moved (S4).
             let run = spare
             let slot = appendLocked(consume spare, to: &state.valuePointer.pointee)
             state.unlock()
@@ -124,9 +118,7 @@ final class Lane: @unchecked Sendable {
         return run
     }
 
-    /// Appends `run` to the queue and counts it.
-    ///
-    /// - Returns: A free drainer slot to schedule, if the lane may start one.
+    /// Appends `run` to the queue and counts it, and returns a free slot to start a drainer in, if any.
     private func appendLocked(_ run: consuming TransactionRun, to state: inout State) -> Int? {
         state.queue.append(consume run)
         countStartedLocked(&state)
@@ -145,7 +137,7 @@ final class Lane: @unchecked Sendable {
         state.outstanding += 1
     }
 
-    /// Ends a run counted by `adopt()` that completed on its first drive.
+    /// Ends a run counted by `adopt()` that completed at once.
     func adoptedRunCompleted() {
         let released = state.withLockedValue { completeLocked(&$0, count: 1) }
         withExtendedLifetime(released) {}
@@ -213,6 +205,7 @@ final class Lane: @unchecked Sendable {
         var reusable: [TransactionRun] = []
     }
 
+    /// A drainer: drives the queue's runs in batches until there are none, or it yields or blocks.
     private func drain(_ slot: Int) {
         let batch = batchBuffers[slot]
         var done = Done()
@@ -256,9 +249,8 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Takes what the drainer of `slot` completed and decides what it does next; call locked.
-    ///
-    /// `released` gets the lane's reference to itself when it became idle, dropped after unlocking.
+    /// Takes what the drainer of `slot` completed and decides what it does next (call locked); `released`
+    /// gets the lane's reference to itself when it became idle, to drop after unlocking.
     private func nextDrainAction(
         slot: Int,
         done: borrowing Done,
@@ -286,12 +278,8 @@ final class Lane: @unchecked Sendable {
         return .drive(count: count, cancelling: state.cancelsRuns)
     }
 
-    /// Drives `run` until it completes or suspends; `alone` when the drainer holds the only reference.
-    ///
-    /// On the serial lane a suspended run blocks the lane, unless resumed already, and the rest of
-    /// the batch goes back to the front of the queue: FIFO holds.
-    ///
-    /// - Returns: Whether the run completed.
+    /// Drives `run` (held alone if `alone`) until it completes (`true`) or suspends, which on the serial
+    /// lane blocks the lane, unless resumed already, and puts the rest of the batch back in front (FIFO).
     private func drive(
         _ run: TransactionRun,
         alone: Bool,
@@ -328,9 +316,8 @@ final class Lane: @unchecked Sendable {
         if room > 0 { state.spareRuns.append(contentsOf: runs.prefix(room)) }
     }
 
-    /// Counts `count` runs as done.
-    ///
-    /// - Returns: The lane's reference to itself once none is outstanding, to drop after unlocking.
+    /// Counts `count` runs as done, and returns the lane's reference to itself once none is outstanding,
+    /// to drop after unlocking.
     private func completeLocked(_ state: inout State, count: Int) -> Lane? {
         guard count > 0 else { return nil }
         state.outstanding -= count

@@ -1,15 +1,13 @@
 /// The stores and middleware registered with an engine, and the routes actions take; kept under the
 /// engine's lock.
 ///
-/// Registering or unregistering a store costs amortized O(1) plus its `waitsFor` edges: stores sit
-/// in registration order in slots with holes (compacted when holes outnumber stores), and a route
-/// is rebuilt on the first dispatch after a change. Routes are immutable: a dispatch in flight
-/// keeps the one it took.
+/// (Un)registering a store costs amortized O(1) plus its `waitsFor` edges: stores sit in slots with
+/// holes, compacted when holes outnumber stores, and a route is rebuilt on the first dispatch after
+/// a change. Routes are immutable: a dispatch in flight keeps the one it took.
 struct Registry {
-    /// One registered store.
+    /// One registered store, and the route of a dispatch that names it with `to:`.
     private struct Registration {
         let store: any StoreEntry
-        /// The route of a dispatch that names the store with `to:`.
         let route: Route
     }
 
@@ -40,8 +38,6 @@ struct Registry {
     /// recorder reads every store after every transaction (S8).
     private var storeList: [any StoreEntry]?
     private var lockOrderList: [any StoreEntry]?
-
-    // MARK: Stores
 
     /// How many stores are registered.
     var count: Int { slots.count - holes }
@@ -81,13 +77,9 @@ struct Registry {
         return route
     }
 
-    /// Registers `store`.
-    ///
-    /// - Throws: ``DispatchError`` when its identifier is taken or its `waitsFor` closes a cycle.
+    /// Registers `store`, or throws a ``DispatchError`` when its identifier is taken or it closes a cycle.
     mutating func add(_ store: any StoreEntry) throws {
-        if slotByIdentifier[store.identifier] != nil {
-            throw DispatchError.duplicateIdentifier(store.identifier)
-        }
+        if slotByIdentifier[store.identifier] != nil { throw DispatchError.duplicateIdentifier(store.identifier) }
         if !store.waitsFor.isEmpty, let cycle = cycle(registering: store.identifier, waitsFor: store.waitsFor) {
             throw DispatchError.dependencyCycle(cycle)
         }
@@ -98,9 +90,7 @@ struct Registry {
         changed(store, by: 1)
     }
 
-    /// Unregisters the store registered under `identifier`.
-    ///
-    /// - Returns: The store, or `nil` when none is registered so.
+    /// Unregisters the store registered under `identifier`, and returns it, if any.
     mutating func remove(identifier: String) -> (any StoreEntry)? {
         guard let slot = slotByIdentifier.removeValue(forKey: identifier), let store = slots[slot]?.store else {
             return nil
@@ -128,9 +118,7 @@ struct Registry {
         lockOrderList = nil
         if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
             // Another type's route may go through this store's dependencies.
-            for type in Array(routesByType.keys) {
-                routesByType[type]?.route = nil
-            }
+            for type in Array(routesByType.keys) { routesByType[type]?.route = nil }
         } else {
             routesByType[ObjectIdentifier(store.actionType)]?.route = nil
         }
@@ -154,10 +142,7 @@ struct Registry {
         }
     }
 
-    // MARK: Routes
-
-    /// The route of actions of type `type`, built if a change made it stale; `nil` when no store
-    /// handles the type.
+    /// The route of actions of type `type`, built if stale; `nil` when no store handles the type.
     @inline(__always)
     mutating func route(for type: ObjectIdentifier) -> Route? {
         if let route = recentRoutes[type] { return route }
@@ -177,8 +162,7 @@ struct Registry {
         return route
     }
 
-    /// The route over the stores at `members` (slots, in registration order): each store follows
-    /// those it waits for, directly or through other registered stores; ties keep registration order.
+    /// The route over the stores at `members`: each after those it waits for; ties keep registration order.
     private func makeRoute(members: [Int]) -> Route {
         let stores = members.compactMap { slots[$0]?.store }
         guard waitingStores > 0 else {
@@ -228,8 +212,7 @@ struct Registry {
         return seen
     }
 
-    /// The cycle that registering a store with `identifier` and `waitsFor` would close, as the
-    /// identifiers along it (first and last the same), or `nil`.
+    /// The cycle that registering `identifier` with `waitsFor` would close (first and last the same), if any.
     func cycle(registering identifier: String, waitsFor: [String]) -> [String]? {
         var visited: Set<String> = []
         var path = [identifier]
@@ -241,27 +224,19 @@ struct Registry {
             }
             guard visited.insert(node).inserted else { return false }
             path.append(node)
-            for next in store(with: node)?.waitsFor ?? [] where visit(next) {
-                return true
-            }
+            for next in store(with: node)?.waitsFor ?? [] where visit(next) { return true }
             path.removeLast()
             return false
         }
 
-        for next in waitsFor where visit(next) {
-            return path
-        }
+        for next in waitsFor where visit(next) { return path }
         return nil
     }
-
-    // MARK: Middleware
 
     /// Appends a middleware.
     mutating func add(_ middleware: any Middleware) { self.middleware.append(middleware) }
 
-    /// Removes every registration of the middleware object `object`.
-    ///
-    /// - Returns: The middleware removed.
+    /// Removes every registration of the middleware object `object`, and returns them.
     mutating func remove(middleware object: AnyObject) -> [any Middleware] {
         let removed = middleware.filter { ($0 as AnyObject) === object }
         if !removed.isEmpty { middleware.removeAll { ($0 as AnyObject) === object } }
@@ -272,13 +247,12 @@ struct Registry {
 extension Registry {
     /// What the registry finds routes by: an action type, or the identifier a dispatch names.
     protocol RouteKey: Equatable, Sendable {
-        /// A few bits that differ between keys, cheap to compute: they pick the key's slot among the
-        /// recent routes.
+        /// A few bits that differ between keys, cheap to compute: they pick the key's recent slot.
         var recentSlot: Int { get }
     }
 
-    /// A few routes by key, each in the slot a few bits of its key pick: a lookup is one
-    /// comparison, and a key whose slot another took is found in the registry's dictionaries.
+    /// A few routes, each in the slot a few bits of its key pick: a lookup is one comparison; a key
+    /// whose slot another took is found in the registry's dictionaries.
     struct RecentRoutes<Key: RouteKey>: Sendable {
         private struct Entry {
             var key: Key?
@@ -296,19 +270,14 @@ extension Registry {
                     return entry.key == key ? entry.route : nil
                 }
             }
-            set {
-                entries[key.recentSlot & (Self.slots - 1)] = Entry(key: key, route: newValue)
-            }
+            set { entries[key.recentSlot & (Self.slots - 1)] = Entry(key: key, route: newValue) }
         }
     }
 }
 
 extension ObjectIdentifier: Registry.RouteKey {
-    /// Bits of the type's address; type metadata is at least 8-byte aligned, so the lowest bits,
-    /// always zero, are skipped.
-    var recentSlot: Int {
-        Int(truncatingIfNeeded: UInt(bitPattern: self) >> 4)
-    }
+    /// Bits of the type's address, skipping the lowest, always zero (metadata is 8-byte aligned).
+    var recentSlot: Int { Int(truncatingIfNeeded: UInt(bitPattern: self) >> 4) }
 }
 
 extension String: Registry.RouteKey {

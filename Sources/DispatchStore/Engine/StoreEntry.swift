@@ -1,7 +1,6 @@
 import Foundation
 
-/// What the engine calls when a store's operation that was still running finishes: its status, and
-/// the sequence number the store gave the action (0 when the operation never ran its body).
+/// What an operation still running calls when it finishes: its status and sequence number (0: not applied).
 typealias StepFinishHook = @Sendable (StoreOutcome.Status, UInt64) -> Void
 
 /// A store as the engine sees it, without its generic types.
@@ -21,22 +20,14 @@ protocol StoreEntry: AnyStore {
     func release(from dispatcher: ObjectIdentifier)
     /// Ends the store's state streams: it was unregistered.
     func endStateStreams()
-
-    /// Stops counting `operation`, which a run gave up on, as in flight: its late finish commits
-    /// nothing for the run.
+    /// Stops counting `operation`, which a run gave up on, as in flight: its late finish commits nothing.
     func abandon(_ operation: Operation)
 
-    /// Asks the reducer for the operation of the action at `action` and starts it on the calling thread.
+    /// Asks the reducer for the operation of the action at `action` and starts it on this thread.
     ///
-    /// The route guarantees the action's type is the store's `Action`: read through the pointer, it
-    /// costs no dynamic cast.
-    ///
-    /// - Parameters:
-    ///   - action: A pointer to the dispatched action, valid during the call.
-    ///   - dependencies: The operations of the stores this one waits for (all finished), if any.
-    ///   - context: The calling thread's context.
-    ///   - makeFinishHook: Called at most once, only when the operation does not finish right away.
-    /// - Returns: How the step started, or how it ended when it already has.
+    /// The action's type is the store's `Action` (the route guarantees it), read through the pointer
+    /// without a dynamic cast. `dependencies`: the operations of the stores this one waits for.
+    /// `makeFinishHook` is called at most once, only when the operation does not finish at once.
     func beginStep(
         _ action: UnsafeRawPointer,
         dependencies: [Operation]?,
@@ -51,8 +42,7 @@ extension TransactionRun {
     struct StepStart {
         /// The operation the reducer returned (`nil` for an inline reduction).
         let operation: Operation?
-        /// How the step ended if it finished at once; `nil` while its operation runs (its finish
-        /// hook will be called once).
+        /// How the step ended if it finished at once; `nil` while its operation runs (its finish hook follows).
         let ending: TransactionMachine.Ending?
         /// The error of a failed step (the machine records only that it failed).
         let error: (any Error)?

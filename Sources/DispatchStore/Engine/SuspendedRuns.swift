@@ -1,5 +1,4 @@
-/// The runs that wait for an operation, so that a shutdown can cancel them or give up on them (and on
-/// those that start waiting later, as they register).
+/// The runs that wait for an operation, so that a shutdown can cancel or give up on them (and on later ones).
 final class SuspendedRuns: Sendable {
     /// What the shutdown does to waiting runs.
     enum Policy {
@@ -15,9 +14,7 @@ final class SuspendedRuns: Sendable {
 
     private let state = LockedBox(State())
 
-    /// Adds a run that waits for an operation.
-    ///
-    /// - Returns: What the run must do to itself now: the shutdown's policy.
+    /// Adds a run that waits for an operation, and returns the shutdown's policy, to apply to it now.
     func add(_ run: TransactionRun) -> Policy {
         state.withLockedValue { state in
             state.runs[ObjectIdentifier(run)] = TransactionRun.Reference(run: run)
@@ -28,9 +25,7 @@ final class SuspendedRuns: Sendable {
     /// Removes a run that completed.
     func remove(_ run: TransactionRun) { state.withLockedValue { $0.runs[ObjectIdentifier(run)] = nil } }
 
-    /// Cancels every waiting run, and every run that starts waiting from now on.
-    ///
-    /// - Returns: How many runs the call cancelled.
+    /// Cancels every waiting run, and every run that starts waiting from now on; returns how many it cancelled.
     func cancelAll() -> Int {
         let runs = state.withLockedValue { state in
             if state.policy == .none { state.policy = .cancel }
@@ -39,10 +34,8 @@ final class SuspendedRuns: Sendable {
         return runs.reduce(0) { count, reference in reference.run.requestCancel() ? count + 1 : count }
     }
 
-    /// Gives up on every waiting run, and every run that starts waiting from now on: each completes
-    /// now, with the stores still running reported as cancelled.
-    ///
-    /// - Returns: How many runs the call gave up on.
+    /// Gives up on every waiting run, and every run that starts waiting from now on (each completes now,
+    /// its stores still running reported cancelled); returns how many it gave up on.
     func giveUpAll() -> Int {
         let runs = state.withLockedValue { state in
             state.policy = .giveUp

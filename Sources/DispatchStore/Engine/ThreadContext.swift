@@ -23,8 +23,7 @@ struct ThreadContext {
         let isMainThread: Bool
         /// How many `.sync` dispatches this thread is inside.
         var syncDepth = 0
-        /// The runs kept for this thread's `.sync` dispatches, one per level of nesting up to
-        /// ``syncRunLevels``; `nil` where none is kept (or it is in use).
+        /// The runs kept for `.sync` dispatches, one per nesting level up to ``syncRunLevels``; `nil`: none or in use.
         let syncRuns: UnsafeMutablePointer<TransactionRun?> = {
             let runs = UnsafeMutablePointer<TransactionRun?>.allocate(capacity: ThreadContext.syncRunLevels)
             runs.initialize(repeating: nil, count: ThreadContext.syncRunLevels)
@@ -55,7 +54,6 @@ struct ThreadContext {
     /// The pthread key under which each thread's context is kept.
     struct Key: Sendable {
         let value: pthread_key_t
-
         static let shared = Key(value: threadContextKey)
     }
 
@@ -65,8 +63,7 @@ struct ThreadContext {
         @inline(__always) nonmutating set { state.pointee[keyPath: field] = newValue }
     }
 
-    /// Takes the run kept for a `.sync` dispatch at this level of nesting, or a new one; pair it with
-    /// ``giveBackSyncRun(_:)``.
+    /// Takes the run kept for a `.sync` dispatch at this nesting level, or a new one; pair with ``giveBackSyncRun(_:)``.
     @inline(__always)
     func takeSyncRun() -> TransactionRun {
         let level = state.pointee.syncDepth
@@ -76,8 +73,7 @@ struct ThreadContext {
         return TransactionRun.make(lane: nil)
     }
 
-    /// Ends a `.sync` dispatch's use of its run, keeping `run` (cleared for reuse, or `nil`) for the
-    /// next dispatch at the same level.
+    /// Ends a `.sync` dispatch's use of its run, keeping `run` (cleared, or `nil`) for the next one at this level.
     @inline(__always)
     func giveBackSyncRun(_ run: consuming TransactionRun?) {
         let level = state.pointee.syncDepth &- 1

@@ -42,13 +42,11 @@ struct TransactionMachine {
         case shutdown
     }
 
-    /// What the caller of ``finished(_:ending:)`` does next.
+    /// What the caller of ``finished(_:ending:)`` does next: nothing (the driver will see the step),
+    /// drive the run again (it was waiting), or only deliver the late changes of a step given up on.
     enum Resumption: Equatable {
-        /// Nothing: the run is being driven and will see the step.
         case none
-        /// Drive the run again: it was waiting for this step.
         case resume
-        /// The transaction gave up on this step already: only deliver the store's late changes.
         case late
     }
 
@@ -85,8 +83,7 @@ struct TransactionMachine {
         UnsafeMutablePointer(bitPattern: MemoryLayout<Step>.alignment).unsafelyUnwrapped
     }
 
-    /// Stops the program on an event the machine's state does not allow; out of line, so that the
-    /// transitions stay small.
+    /// Stops the program on an event the machine's state does not allow (out of line: transitions stay small).
     @inline(never)
     static func invalid(_ what: String, step index: Int? = nil, _ phase: Phase? = nil) -> Never {
         let detail = index.map { " (step \($0)\(phase.map { ", \($0)" } ?? ""))" } ?? ""
@@ -100,14 +97,9 @@ struct TransactionMachine {
     /// The steps the transaction gave up on, in order.
     var givenUpSteps: [Int] { (0..<count).filter { steps[$0].wasGivenUp } }
 
-    // MARK: Driving
-
     /// What the driving run does next: the first step in order that finished is reported, or that can
-    /// start is started (or skipped); `.suspend`, no longer driven, when only running steps remain.
-    ///
-    /// - Parameter waitsFor: For each step, the (lower) indices of the steps it waits for; `nil`
-    ///   when none waits for another.
-    /// - Returns: What to do next.
+    /// start is started (or skipped); `.suspend` when only running steps remain; `waitsFor` has, for
+    /// each step, the (lower) indices of the steps it waits for, or is `nil` when none waits.
     @inline(__always)
     mutating func next(waitsFor: [[Int]]?) -> Next {
         if !isDriving || isComplete { Self.invalid("was driven after it completed or while another thread drove it") }
@@ -118,8 +110,7 @@ struct TransactionMachine {
             switch step.phase {
             case .reported:
                 if !pending && index == firstUnreported { firstUnreported += 1 }
-            case .running:
-                pending = true
+            case .running: pending = true
             case .finished:
                 step.phase = .reported
                 steps[index] = step
@@ -129,8 +120,7 @@ struct TransactionMachine {
                 }
             case .waiting:
                 switch readiness(of: index, waitsFor: waitsFor) {
-                case .blocked:
-                    pending = true
+                case .blocked: pending = true
                 case .skip:
                     step.phase = .reported
                     step.ending = .cancelled
@@ -186,10 +176,8 @@ struct TransactionMachine {
         steps[index] = step
     }
 
-    /// Step `index`'s operation started, and ended as `ending` already, or runs on (`nil`:
-    /// ``finished(_:ending:)`` follows, from any thread); `needsDelivery` if it may have changes.
-    ///
-    /// - Returns: Whether to cancel the operation now: the transaction was stopped while it started.
+    /// Step `index`'s operation started: it ended already (`ending`) or runs on (`nil`, ``finished(_:ending:)``
+    /// follows); returns whether to cancel it now because the transaction was stopped meanwhile.
     @inline(__always)
     mutating func started(_ index: Int, ending: Ending?, needsDelivery: Bool) -> Bool {
         var step = steps[index]
@@ -217,9 +205,8 @@ struct TransactionMachine {
 
     // MARK: Events from other threads
 
-    /// Step `index`'s operation finished after it started (on any thread).
-    ///
-    /// - Returns: Whether the caller must drive the run again, or only deliver a late change.
+    /// Step `index`'s operation finished after it started (on any thread); returns whether to drive the
+    /// run again, or only deliver a late change.
     mutating func finished(_ index: Int, ending: Ending) -> Resumption {
         var step = steps[index]
         guard step.phase == .running else {
@@ -233,21 +220,16 @@ struct TransactionMachine {
         return resumeIfWaiting()
     }
 
-    /// Cancels the transaction: steps not started are skipped, running ones are to be cancelled.
-    ///
-    /// - Returns: The running steps, whose operations the caller cancels; `nil` when this had no
-    ///   effect (completed, or cancelled already).
+    /// Cancels the transaction (steps not started are skipped) and returns the running steps, whose
+    /// operations the caller cancels; `nil` if already done.
     mutating func cancel() -> [Int]? {
         guard !isComplete, !isCancelled else { return nil }
         isCancelled = true
         return (0..<count).filter { steps[$0].phase == .running }
     }
 
-    /// Gives up on the running steps, reported cancelled now so that the completion runs even if an
-    /// operation never finishes, and skips the steps not started.
-    ///
-    /// - Returns: The steps given up on and whether the caller must drive the run again; `nil` when
-    ///   this had no effect (completed, or given up on already).
+    /// Gives up on the running steps, reported cancelled now so that the completion runs even if an operation
+    /// never finishes, and skips the others; returns the running ones and whether to drive the run again.
     mutating func giveUp(_ reason: GiveUpReason) -> (steps: [Int], resume: Bool)? {
         guard !isComplete, giveUpReason == nil else { return nil }
         giveUpReason = reason

@@ -1,25 +1,16 @@
 import Foundation
 
-/// The one loop that drives every run: it asks the machine what comes next and carries it out,
-/// outside the run's lock.
-///
-/// A step to start is announced to the middleware, its store's operation started, and the machine
-/// told how it started; a step that ended has its store's changes delivered and is reported; at
-/// the end come the middleware's `didFinish` and the completion, exactly once.
+/// The one loop that drives every run: it asks the machine what comes next and does it, outside the
+/// run's lock (start a step, report one, complete), for every mode.
 extension TransactionRun {
-    /// How far driving a run got.
+    /// How far driving a run got: complete, or waiting for an operation whose finish hands it back.
     enum DriveResult {
         case completed
-        /// The run waits for an operation, whose finish hands it back to be driven again.
         case suspended
     }
 
-    /// Drives the run until it completes or waits for an operation.
-    ///
-    /// A run that waits for the first time registers in `suspendedRuns`, so that a shutdown finds
-    /// it. `alone`: the caller (a drainer) holds the only reference (``lockMachine(startingAlone:)``).
-    ///
-    /// - Returns: Whether the run completed or waits for an operation.
+    /// Drives the run until it completes or waits for an operation (registered in `suspendedRuns` for
+    /// a shutdown); `alone`: the caller holds the only reference (``lockMachine(startingAlone:)``).
     @inline(__always)
     func drive(suspendedRuns: SuspendedRuns?, context: ThreadContext = .current, alone: Bool = false) -> DriveResult {
         if let timeout = body.pointee.configuration.details?.timeout {
@@ -30,8 +21,7 @@ extension TransactionRun {
             }
             unlockMachine(locked)
         }
-        // The run holds the route until its driver reuses it: the loop borrows it, read as an
-        // unmanaged reference (the same bits), with no retain and release (S1).
+        // The run holds the route until reused: borrowed as an unmanaged reference, no retain/release (S1).
         let offset = Self.offset(of: \.route)
         let reference = UnsafeRawPointer(body).load(fromByteOffset: offset, as: Unmanaged<Route>?.self)
         guard let route = reference else {
@@ -87,17 +77,14 @@ extension TransactionRun {
                 // Checked here so that a transaction nobody reads the result of makes no call (S1).
                 if body.pointee.configuration.readsResult { complete(route) }
                 return .completed
-            case .suspend:
-                return .suspended
+            case .suspend: return .suspended
             }
         }
     }
 
-    /// Step `index` started as `begun`: keeps what the result needs (its operation, its error, the
-    /// sequence number `beginStep` left in `context`) and tells the machine; call with it locked.
-    ///
-    /// - Returns: The step's operation if the transaction stopped meanwhile: the caller cancels it
-    ///   once it has unlocked.
+    /// Step `index` started as `begun`: keeps what the result needs (its operation, its error, the sequence
+    /// number `beginStep` left in `context`) and tells the machine (call locked); returns the operation
+    /// if the transaction stopped meanwhile, to cancel after unlocking.
     @inline(__always)
     private func recordStarted(_ index: Int, _ begun: StepStart, context: ThreadContext) -> Operation? {
         if let operation = begun.operation {
@@ -114,10 +101,8 @@ extension TransactionRun {
         return stopped ? begun.operation : nil
     }
 
-    /// Announces step `index` and starts its store's operation.
-    ///
-    /// - Returns: How the operation started, or `nil` when the transaction was stopped meanwhile (a
-    ///   middleware's `willDispatch` cancelled it): the step is then skipped.
+    /// Announces step `index` and starts its store's operation; `nil` when a middleware's `willDispatch`
+    /// stopped the transaction meanwhile, and the step is to be skipped.
     @inline(__always)
     private func start(_ index: Int, of route: Route?, context: ThreadContext) -> StepStart? {
         let route = borrowedRoute(route)
@@ -145,17 +130,15 @@ extension TransactionRun {
         }
     }
 
-    /// The route of a transaction that has a step to start or report (one without a route has none).
-    ///
-    /// Not `guard let`: binding the route copied it, a retain and release around every step (S1).
+    /// The route of a transaction that has a step to start or report; not `guard let`, whose binding
+    /// copied the route: a retain and release around every step (S1).
     @inline(__always)
     private func borrowedRoute(_ route: Route?) -> Route {
         if route == nil { preconditionFailure("DispatchStore: a transaction without a route has a step") }
         return route.unsafelyUnwrapped
     }
 
-    /// Reports step `index`: announces it if it was skipped, delivers the store's changes, tells the
-    /// middleware.
+    /// Reports step `index`: announces it if skipped, delivers its store's changes, tells the middleware.
     private func report(_ index: Int, of route: Route?, announce shouldAnnounce: Bool, deliver: Bool) {
         let route = borrowedRoute(route)
         route.withStore(at: index) { store in
@@ -214,9 +197,7 @@ extension TransactionRun {
             error: error
         )
         if let owner = configuration.owner {
-            for middleware in configuration.middleware ?? [] {
-                middleware.didFinish(result, in: owner)
-            }
+            for middleware in configuration.middleware ?? [] { middleware.didFinish(result, in: owner) }
         }
         configuration.completion?(result)
     }

@@ -37,10 +37,8 @@ extension TransactionRun {
         }
     }
 
-    /// Cancels the transaction's operations that have not finished yet.
-    ///
-    /// - Returns: Whether this call cancelled the transaction: `false` when it had completed or was
-    ///   cancelled already, or reaches no store.
+    /// Cancels the transaction and its running operations; returns `false` when it had completed, was
+    /// cancelled already, or reaches no store.
     @discardableResult
     func requestCancel() -> Bool {
         lock()
@@ -53,9 +51,8 @@ extension TransactionRun {
         return steps != nil && reachesStores
     }
 
-    /// Gives up on the operations still running: cancelled, reported so, and not waited for.
-    ///
-    /// - Returns: Whether this call gave up on the transaction (`false` when it had completed).
+    /// Gives up on the operations still running (cancelled, reported so, not waited for); returns `false`
+    /// when the transaction had completed.
     @discardableResult
     func giveUp(_ reason: TransactionMachine.GiveUpReason) -> Bool {
         lock()
@@ -87,9 +84,8 @@ extension TransactionRun {
         }
     }
 
-    /// Registers a run that must wait for an operation and arms its timer; call with the machine locked.
-    ///
-    /// - Returns: What a shutdown in progress wants done to the run.
+    /// Registers a run that must wait for an operation and arms its timer (call with the machine locked),
+    /// and returns what a shutdown in progress wants done to it.
     func prepareToWait(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
         precondition(body.pointee.isShared, "DispatchStore: a run waits for an operation nobody can finish")
         var policy = SuspendedRuns.Policy.none

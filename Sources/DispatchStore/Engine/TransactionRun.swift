@@ -24,11 +24,11 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         var hasRecords = false
         /// The stores the transaction reaches; transactions that refer to the run read it here.
         var route: Route?
-        /// How the transaction is run; ``Configuration/idle`` while the run waits to be reused.
-        var configuration = Configuration.idle
+        /// How the transaction is run; empty, referring to nothing, while the run waits to be reused.
+        var configuration = Configuration()
         /// How many steps `spilledSteps` has room for.
         var spilledCapacity: Int32 = 0
-        var machine: TransactionMachine
+        var machine = TransactionMachine(steps: TransactionMachine.noSteps, count: 0, reportsNeedWork: false)
         /// The deadline's `DispatchTime.uptimeNanoseconds`, 0 for none (8 bytes, not 16, S5).
         var deadline: UInt64 = 0
         /// The steps of a route too long for ``inlineSteps``, kept for the next transaction.
@@ -67,20 +67,15 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         /// The action in the waiting `.sync` caller's frame: the stores read it there (S1).
         var actionPointer: UnsafeRawPointer? = nil
         /// Whether there is middleware: a flag, so that checks retain and release no array (S1).
-        var hasMiddleware: Bool
+        var hasMiddleware = false
         /// Whether someone reads the result (middleware or a completion).
-        var readsResult: Bool
+        var readsResult = false
         /// Whether the transaction starts cancelled (a task cancelled already): every store skipped.
-        var startsCancelled: Bool
+        var startsCancelled = false
         /// Whether a `.sync` caller waits (`dispatch`), or whoever finishes an operation drives on (`perform`).
         var blocksCaller = true
 
-        /// What an idle run holds: refers to nothing, so the next one is written over it.
-        static var idle: Configuration {
-            Configuration(hasMiddleware: false, readsResult: false, startsCancelled: false)
-        }
-
-        /// Makes the configuration ``idle``, releasing only what it holds (S4).
+        /// Makes the configuration empty again, releasing only what it holds (S4).
         @inline(__always)
         mutating func clear() {
             if hasMiddleware {
@@ -121,15 +116,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
 
     /// An idle run, for `lane` to drive, or a `.sync` caller when `nil`.
     static func make(lane: Lane?) -> TransactionRun {
-        create(kind: .normal) {
-            Body(
-                transaction: .idle,
-                isQueued: lane != nil,
-                route: nil,
-                machine: TransactionMachine(steps: TransactionMachine.noSteps, count: 0, reportsNeedWork: false),
-                lane: lane
-            )
-        }
+        create(kind: .normal) { Body(transaction: .idle, isQueued: lane != nil, lane: lane) }
     }
 
     deinit { body.pointee.spilledSteps?.deallocate() }
@@ -177,9 +164,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         configure(route: route, configuration: configuration)
     }
 
-    /// Starts an idle run over for a transaction nobody reads through it (``Transaction/idle``, S1).
-    ///
-    /// An idle run's fields own nothing, so they are initialized over, not destroyed first (S4, S5).
+    /// Starts an idle run over for a transaction nobody reads through it (``Transaction/idle``, S1); its
+    /// fields own nothing, so they are initialized over, not destroyed first (S4, S5).
     @inline(__always)
     func configure(route: consuming Route?, configuration: consuming Configuration) {
         let body = body
@@ -220,11 +206,8 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
             .initialize(to: consume transaction)
     }
 
-    /// Makes a completed run that nothing else refers to idle for reuse, unless it ever waited.
-    ///
-    /// Locked, so that a `cancel()` made before the last other reference went away comes first.
-    ///
-    /// - Returns: `nil` when the run cannot be reused; otherwise its route, moved (S1).
+    /// Makes a completed run that nothing else refers to idle for reuse, and returns its route, moved
+    /// (S1), or `nil` if it ever waited; locked, so that an earlier `cancel()` comes first.
     @inline(__always)
     func clearForReuse() -> Route?? {
         let locked = lockMachine()
@@ -259,11 +242,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         return withUnsafeActionPointer(to: body.pointee.transaction.action, perform)
     }
 
-    // MARK: The lock
-
-    /// Takes the run's lock if other threads can reach it.
-    ///
-    /// - Returns: Whether it did; pass it to ``unlockMachine(_:)``.
+    /// Takes the run's lock if other threads can reach it, and returns whether it did (for ``unlockMachine(_:)``).
     @inline(__always)
     func lockMachine() -> Bool {
         let shared = body.pointee.isShared
@@ -285,8 +264,6 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         }
         return locked
     }
-
-    // MARK: What the result needs
 
     /// Keeps the error and the sequence number of step `index`; call with the machine locked.
     @inline(__always)
