@@ -184,18 +184,13 @@ extension Engine {
         // Boxed only for a message: a dispatch with a timeout alone needs none.
         var action: String { "\(boxedAction(at: pointer, of: actionType))" }
         var routingError: DispatchError?
-        if let identifier {
-            if let candidate = route {
-                if candidate.actionType != type {
-                    let expected = "\(candidate.first.actionType)"
-                    routingError = .actionTypeMismatch(identifier, expected: expected, action: action)
-                    route = nil
-                }
-            } else {
-                routingError = .unknownStore(identifier, action: action)
-            }
-        } else if route == nil {
-            routingError = .unhandled(action: action, type: "\(actionType)")
+        switch (identifier, route) {
+        case (let identifier?, let candidate?) where candidate.actionType != type:
+            routingError = .actionTypeMismatch(identifier, expected: "\(candidate.first.actionType)", action: action)
+            route = nil
+        case (let identifier?, nil): routingError = .unknownStore(identifier, action: action)
+        case (nil, nil): routingError = .unhandled(action: action, type: "\(actionType)")
+        default: break
         }
         guard timeout != nil || routingError != nil else { return nil }
         return TransactionRun.Details(timeout: timeout, routingError: routingError)

@@ -173,25 +173,17 @@ struct Registry {
         let waits: [[Int]] = stores.map { store in
             store.waitsFor.isEmpty ? [] : reachable(from: store.waitsFor).compactMap { position[$0] }.sorted()
         }
-        // Kahn's algorithm, always taking the earliest registered store that is ready.
+        // Kahn's algorithm, always taking the earliest registered store that is ready (-1: placed).
         var remaining = waits.map(\.count)
         var waiters: [[Int]] = Array(repeating: [], count: stores.count)
         for (member, waited) in waits.enumerated() {
             for dependency in waited { waiters[dependency].append(member) }
         }
-        var ready = (0..<stores.count).filter { remaining[$0] == 0 }.reversed().map { $0 }
         var order: [Int] = []
-        order.reserveCapacity(stores.count)
-        while let next = ready.popLast() {
+        while let next = remaining.firstIndex(of: 0) {
             order.append(next)
-            for waiter in waiters[next] {
-                remaining[waiter] -= 1
-                if remaining[waiter] == 0 {
-                    // Keep `ready` sorted, smallest last.
-                    let index = ready.firstIndex { $0 < waiter } ?? ready.count
-                    ready.insert(waiter, at: index)
-                }
-            }
+            remaining[next] = -1
+            for waiter in waiters[next] { remaining[waiter] -= 1 }
         }
         precondition(order.count == stores.count, "DispatchStore: a waitsFor cycle passed registration")
         let placed = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
@@ -216,21 +208,14 @@ struct Registry {
     func cycle(registering identifier: String, waitsFor: [String]) -> [String]? {
         var visited: Set<String> = []
         var path = [identifier]
-
         func visit(_ node: String) -> Bool {
-            if node == identifier {
-                path.append(node)
-                return true
-            }
-            guard visited.insert(node).inserted else { return false }
             path.append(node)
-            for next in store(with: node)?.waitsFor ?? [] where visit(next) { return true }
+            if node == identifier { return true }
+            if visited.insert(node).inserted, (store(with: node)?.waitsFor ?? []).contains(where: visit) { return true }
             path.removeLast()
             return false
         }
-
-        for next in waitsFor where visit(next) { return path }
-        return nil
+        return waitsFor.contains(where: visit) ? path : nil
     }
 
     /// Appends a middleware.
