@@ -79,7 +79,7 @@ final class Engine: Sendable {
 
     /// Waits until no transaction of a lane is queued or running; see `Dispatcher.waitUntilIdle(timeout:)`.
     func waitUntilIdle(timeout: Duration?) -> Bool {
-        let deadline = timeout.map { Date(timeIntervalSinceNow: $0.timeInterval) }
+        let deadline = timeout.map { DispatchTime.now() + $0.dispatchInterval }
         let drain: (() -> Void)? = MainQueue.isCurrent ? { [mainLane] in mainLane.drainOnCurrentThread() } : nil
         return idleness.wait(until: deadline, drainMainLane: drain)
     }

@@ -3,78 +3,77 @@ import Foundation
 /// Whether an engine's lanes have work, and who waits for them to have none.
 ///
 /// Each lane reports when it becomes busy or idle (under its own lock, so a dispatch that returned is
-/// counted). Threads wait on the condition; tasks with continuations, resumed when the last lane idles.
-final class Idleness: @unchecked Sendable {
-    // @unchecked: `state` is only touched while holding `condition`'s lock.
-    private let condition = NSCondition()
-    private var state = State()
+/// counted). Threads wait on a semaphore of their own, tasks on a continuation; both are woken when
+/// the last busy lane becomes idle.
+final class Idleness: Sendable {
+    private enum Waiter {
+        case thread(DispatchSemaphore)
+        case task(CheckedContinuation<Bool, Never>)
+    }
 
     private struct State {
         var busyLanes = 0
-        var continuations: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var waiters: [UInt64: Waiter] = [:]
         var nextWaiter: UInt64 = 0
+
+        /// Keeps `waiter` and returns its number; `nil` (not kept) when no lane is busy.
+        mutating func add(_ waiter: Waiter) -> UInt64? {
+            guard busyLanes > 0 else { return nil }
+            nextWaiter += 1
+            waiters[nextWaiter] = waiter
+            return nextWaiter
+        }
     }
+
+    private let state = LockedBox(State())
 
     /// A lane got its first outstanding run.
     func laneBecameBusy() {
-        condition.lock()
-        state.busyLanes += 1
-        condition.unlock()
+        state.withLockedValue { $0.busyLanes += 1 }
     }
 
     /// A lane completed its last outstanding run: wakes the waiters if no lane is busy any more.
     func laneBecameIdle() {
-        condition.lock()
-        state.busyLanes -= 1
-        precondition(state.busyLanes >= 0, "DispatchStore: a lane became idle twice")
-        var waiters: [CheckedContinuation<Bool, Never>] = []
-        if state.busyLanes == 0 {
-            condition.broadcast()
-            waiters = Array(state.continuations.values)
-            state.continuations = [:]
+        let waiters = state.withLockedValue { state in
+            state.busyLanes -= 1
+            precondition(state.busyLanes >= 0, "DispatchStore: a lane became idle twice")
+            guard state.busyLanes == 0 else { return [Waiter]() }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
-        condition.unlock()
-        for waiter in waiters { waiter.resume(returning: true) }
+        for waiter in waiters {
+            switch waiter {
+            case .thread(let semaphore): semaphore.signal()
+            case .task(let continuation): continuation.resume(returning: true)
+            }
+        }
     }
 
     /// Blocks until no lane is busy (returns `true`) or until `deadline` (`false`); on the main queue,
-    /// `drainMainLane` runs the queued `.mainThread` transactions every 10 ms or so, outside the lock.
-    func wait(until deadline: Date?, drainMainLane: (() -> Void)?) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
+    /// `drainMainLane` runs the queued `.mainThread` transactions every 10 ms or so.
+    func wait(until deadline: DispatchTime?, drainMainLane: (() -> Void)?) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
         while true {
-            if let drainMainLane {
-                condition.unlock()
-                drainMainLane()
-                condition.lock()
-            }
-            if state.busyLanes == 0 { return true }
-            guard drainMainLane != nil || deadline != nil else {
-                // No deadline: `wait(until: .distantFuture)` would overflow converting to nanoseconds.
-                condition.wait()
-                continue
-            }
-            let wakeUp = drainMainLane != nil ? Date(timeIntervalSinceNow: 0.01) : (deadline ?? .distantFuture)
-            let until = deadline.map { min($0, wakeUp) } ?? wakeUp
-            if !condition.wait(until: until), let deadline, Date() >= deadline { return state.busyLanes == 0 }
+            drainMainLane?()
+            guard let number = state.withLockedValue({ $0.add(.thread(semaphore)) }) else { return true }
+            let wakeUp = drainMainLane == nil ? deadline : min(deadline ?? .distantFuture, .now() + .milliseconds(10))
+            if semaphore.wait(timeout: wakeUp ?? .distantFuture) == .success { return true }
+            // Timed out; a wake-up that came meanwhile took the waiter away and signalled.
+            if state.withLockedValue({ $0.waiters.removeValue(forKey: number) }) == nil { semaphore.wait() }
+            if let deadline, DispatchTime.now() >= deadline { return state.withLockedValue { $0.busyLanes == 0 } }
         }
     }
 
     /// Registers a task waiting until no lane is busy, and returns its number; `nil` (not kept) if none is busy.
     func add(_ continuation: CheckedContinuation<Bool, Never>) -> UInt64? {
-        condition.lock()
-        defer { condition.unlock() }
-        if state.busyLanes == 0 { return nil }
-        state.nextWaiter += 1
-        state.continuations[state.nextWaiter] = continuation
-        return state.nextWaiter
+        state.withLockedValue { $0.add(.task(continuation)) }
     }
 
     /// Resumes the waiting task `waiter` with `idle`, unless it was resumed already.
     func resume(_ waiter: UInt64, returning idle: Bool) {
-        condition.lock()
-        let continuation = state.continuations.removeValue(forKey: waiter)
-        condition.unlock()
-        continuation?.resume(returning: idle)
+        guard case .task(let continuation) = state.withLockedValue({ $0.waiters.removeValue(forKey: waiter) }) else {
+            return
+        }
+        continuation.resume(returning: idle)
     }
 }

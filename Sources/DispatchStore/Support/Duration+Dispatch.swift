@@ -10,10 +10,4 @@ extension Duration {
         guard !total.overflow, total.partialValue <= Int64(Int.max) else { return .never }
         return .nanoseconds(Int(total.partialValue))
     }
-
-    /// The duration in seconds.
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
 }
