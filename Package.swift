@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "DispatchStore", targets: ["DispatchStore"]),
+        // The action log, replay, the journal and its snapshots, for stores that outlive a process.
+        .library(name: "DispatchStoreJournal", targets: ["DispatchStoreJournal"]),
         // Test support: `DispatcherTester`, for Swift Testing suites.
         .library(name: "DispatchStoreTesting", targets: ["DispatchStoreTesting"]),
     ],
@@ -14,7 +16,12 @@ let package = Package(
         .target(name: "DispatchStore"),
         .testTarget(
             name: "DispatchStoreTests",
-            dependencies: ["DispatchStore", "MainQueueProbe", "TestSupport"]
+            dependencies: ["DispatchStore", "DispatchStoreJournal", "MainQueueProbe", "TestSupport"]
+        ),
+        .target(name: "DispatchStoreJournal", dependencies: ["DispatchStore"]),
+        .testTarget(
+            name: "DispatchStoreJournalTests",
+            dependencies: ["DispatchStoreJournal", "DispatchStore", "TestSupport"]
         ),
         // Imports the toolchain's `Testing` module, which needs no package dependency.
         .target(name: "DispatchStoreTesting", dependencies: ["DispatchStore"]),
@@ -22,33 +29,37 @@ let package = Package(
             name: "DispatchStoreTestingTests",
             dependencies: ["DispatchStoreTesting", "DispatchStore", "TestSupport"]
         ),
-        // What the test targets share: synchronisation helpers and running the built programs.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What the test targets share: fixtures, synchronisation helpers, running the built programs.
+        .target(name: "TestSupport", dependencies: ["DispatchStore"], path: "Tests/TestSupport"),
         // The todo demo: `swift run todo`.
         .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
         .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
         .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo", "TestSupport"]),
         // The service demo: `swift run inventory`.
-        .target(name: "InventoryCore", dependencies: ["DispatchStore"], path: "Demos/InventoryCore"),
+        .target(
+            name: "InventoryCore",
+            dependencies: ["DispatchStore", "DispatchStoreJournal"],
+            path: "Demos/InventoryCore"
+        ),
         .executableTarget(
             name: "inventory",
-            dependencies: ["InventoryCore", "DispatchStore"],
+            dependencies: ["InventoryCore", "DispatchStore", "DispatchStoreJournal"],
             path: "Demos/inventory"
         ),
         .testTarget(
             name: "InventoryTests",
-            dependencies: ["InventoryCore", "DispatchStore", "inventory", "TestSupport"]
+            dependencies: ["InventoryCore", "DispatchStore", "DispatchStoreJournal", "inventory", "TestSupport"]
         ),
         // The file contracts, library and demos: every entry point that takes a path against every
         // kind of bad file, each bounded by a watchdog.
         .testTarget(
             name: "FileContractTests",
-            dependencies: ["DispatchStore", "TestSupport", "todo", "inventory"]
+            dependencies: ["DispatchStore", "DispatchStoreJournal", "TestSupport", "todo", "inventory"]
         ),
         // The benchmark: `swift run -c release dispatch-bench`.
         .executableTarget(
             name: "dispatch-bench",
-            dependencies: ["DispatchStore", "TodoCore"],
+            dependencies: ["DispatchStore", "DispatchStoreJournal", "TodoCore"],
             path: "Demos/dispatch-bench"
         ),
         .testTarget(name: "DispatchBenchTests", dependencies: ["dispatch-bench", "TestSupport"]),

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of DispatchStore with the toolchain alone: symbol graphs from
-# `swift build`, the catalog in Sources/DispatchStore/DispatchStore.docc plus the guides in Docs/ as
-# articles, then `docc convert --warnings-as-errors`, so that a broken symbol link fails. (The guides'
-# code runs in `python3 Docs/guides.py`; Docs/README.md, on writing guides, is not an article.)
+# Builds the DocC documentation of DispatchStore and DispatchStoreJournal, in one archive, with the
+# toolchain alone: symbol graphs of both modules from `swift build`, the catalogs in
+# Sources/DispatchStore/DispatchStore.docc and Sources/DispatchStoreJournal/DispatchStoreJournal.docc
+# plus the guides in Docs/ as articles, then `docc convert --warnings-as-errors`, so that a broken
+# symbol link fails. (The guides' code runs in `python3 Docs/guides.py`; Docs/README.md, on writing
+# guides, is not an article.)
 #
 #   bash Docs/build-docs.sh             builds .build-docs/DispatchStore.doccarchive
 #   bash Docs/build-docs.sh --preview   the same, then serves it with `docc preview`
@@ -17,19 +19,23 @@ archive="$scratch/DispatchStore.doccarchive"
 rm -rf "$catalog" "$archive"
 mkdir -p "$graphs"
 build_symbol_graphs() {
-    swift build --scratch-path "$scratch" --target DispatchStore \
+    # Building the journal module builds the core too, and both write their graphs.
+    swift build --scratch-path "$scratch" --target DispatchStoreJournal \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs"
 }
 build_symbol_graphs
-if [[ ! -s "$graphs/DispatchStore.symbols.json" ]]; then
-    # The module was up to date, so the compiler wrote no graph: build it again from scratch.
+if [[ ! -s "$graphs/DispatchStore.symbols.json" || ! -s "$graphs/DispatchStoreJournal.symbols.json" ]]; then
+    # A module was up to date, so the compiler wrote no graph: build it again from scratch.
     rm -rf "$scratch"
     mkdir -p "$graphs"
     build_symbol_graphs
 fi
 
-# The catalog, with each guide as an article: links to other guides become DocC links.
+# One catalog for both modules, with each guide as an article: links to other guides become DocC
+# links.
 cp -R Sources/DispatchStore/DispatchStore.docc "$catalog"
+cp Sources/DispatchStoreJournal/DispatchStoreJournal.docc/DispatchStoreJournal.md "$catalog/"
+cp Sources/DispatchStoreJournal/DispatchStoreJournal.docc/Extensions/*.md "$catalog/Extensions/"
 for guide in Docs/*.md; do
     if [[ "$guide" == Docs/README.md ]]; then continue; fi
     sed -E \

@@ -45,7 +45,7 @@ FENCE = re.compile(r"^(```+|~~~+)\s*([A-Za-z0-9_+-]*)")
 FILE_LINE = re.compile(r"^// ((?:Sources|Tests)/\S+\.swift)\s*$")
 OUTPUT_MARKER = "<!-- guide: output -->"
 IMPORT = re.compile(r"^\s*(?:@testable\s+|public\s+|internal\s+)?import\s+(\w+)")
-LIBRARY_PRODUCTS = {"DispatchStore", "DispatchStoreTesting"}
+LIBRARY_PRODUCTS = {"DispatchStore", "DispatchStoreJournal", "DispatchStoreTesting"}
 
 
 class GuideError(Exception):
@@ -225,22 +225,24 @@ class Package:
 
         An executable target when the folder has a main.swift, a library otherwise; each depends on
         the DispatchStore products it imports, and on the stand-ins (Docs/Lookalikes/<Module>) of
-        the other modules it imports, which are copied in as targets too.
+        the other modules it imports, which are copied in as targets too. A target the manifest
+        declares gets the DispatchStore products it imports and does not depend on yet.
         """
-        declared = {target["name"] for target in self.describe()["targets"]}
+        targets = {target["name"]: target for target in self.describe()["targets"]}
         folders = sorted({Path(relative).parts[1] for relative in self.guide.files if relative.startswith("Sources/")})
         additions = []
+        extra_products = []
         stand_ins = set()
         for folder in folders:
-            if folder in declared:
+            if folder in targets:
+                # A target of the default manifest: the DispatchStore products it imports and does
+                # not depend on yet (the manifest names `DispatchStore` alone).
+                has = json.dumps(targets[folder].get("dependencies", []))
+                for module in sorted(self.imports_of(folder) & LIBRARY_PRODUCTS):
+                    if f'"{module}"' not in has:
+                        extra_products.append((folder, module))
                 continue
-            imports = set()
-            for relative, lines in self.guide.files.items():
-                if Path(relative).parts[:2] == ("Sources", folder):
-                    for text, _ in lines:
-                        match = IMPORT.match(text)
-                        if match:
-                            imports.add(match.group(1))
+            imports = self.imports_of(folder)
             dependencies = []
             for module in sorted(imports):
                 if module in LIBRARY_PRODUCTS:
@@ -259,6 +261,25 @@ class Package:
                     "\n// Added by Docs/guides.py: the guide's other folders, and stand-ins from Docs/Lookalikes.\n"
                     "package.targets += [\n" + "\n".join(additions) + "\n]\n"
                 )
+        if extra_products:
+            with open(self.directory / "Package.swift", "a", encoding="utf-8") as manifest:
+                manifest.write("\n// Added by Docs/guides.py: the DispatchStore products the guide imports.\n")
+                for folder, module in extra_products:
+                    manifest.write(
+                        f'package.targets.first {{ $0.name == "{folder}" }}?.dependencies.append(\n'
+                        f'    .product(name: "{module}", package: "DispatchStore")\n)\n'
+                    )
+
+    def imports_of(self, folder):
+        """The modules the guide's files under Sources/<folder> import."""
+        imports = set()
+        for relative, lines in self.guide.files.items():
+            if Path(relative).parts[:2] == ("Sources", folder):
+                for text, _ in lines:
+                    match = IMPORT.match(text)
+                    if match:
+                        imports.add(match.group(1))
+        return imports
 
     def check_every_file_is_built(self, description):
         paths = []

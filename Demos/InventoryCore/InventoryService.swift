@@ -1,4 +1,5 @@
 public import DispatchStore
+public import DispatchStoreJournal
 import Foundation
 
 #if canImport(Glibc)

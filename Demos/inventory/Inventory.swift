@@ -3,6 +3,7 @@
 // end of input, SIGTERM or SIGINT drains what is in flight and prints a JSON summary.
 
 import DispatchStore
+import DispatchStoreJournal
 import Foundation
 import InventoryCore
 

@@ -16,7 +16,7 @@
 public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of problem.
     public struct Code: Hashable, Sendable, CustomStringConvertible, ErrorCode {
-        let name: String
+        package let name: String
 
         /// A store with the same identifier is already registered.
         public static let duplicateIdentifier = Code(name: "duplicateIdentifier")

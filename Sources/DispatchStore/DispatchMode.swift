@@ -43,7 +43,7 @@ public enum DispatchMode: Sendable, Hashable, CustomStringConvertible {
 
 extension DispatchMode {
     /// The mode named `name` (its ``description``).
-    init?(name: String) {
+    package init?(name: String) {
         switch name {
         case "async": self = .async
         case "sync": self = .sync

@@ -52,7 +52,7 @@ extension Dispatcher {
 }
 
 /// Suspends until the task running it is cancelled (at once if it is already).
-func waitForCancellation() async {
+package func waitForCancellation() async {
     enum Wait {
         case idle
         case waiting(CheckedContinuation<Void, Never>)

@@ -3,7 +3,7 @@ extension Dispatcher {
     ///
     /// - Returns: The snapshots in registration order, or `nil` when the calling thread is inside a
     ///   store's `updateState` or `reduce` (taking the cut would deadlock).
-    func consistentCut() -> [StoreSnapshot]? {
+    package func consistentCut() -> [StoreSnapshot]? {
         let (stores, lockOrder) = engine.storesWithLockOrder
         guard Dispatcher.lockAll(lockOrder) else { return nil }
         let snapshots = stores.map { store in

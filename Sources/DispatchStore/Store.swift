@@ -40,10 +40,10 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     ///
     /// Error-checking, so that re-entrant
     /// access from the same thread is reported instead of deadlocking.
-    let guarded = LockedBox(StoreBookkeeping(), kind: .errorChecking)
+    package let guarded = LockedBox(StoreBookkeeping(), kind: .errorChecking)
     /// The state, guarded by `guarded`'s lock; behind a pointer, so that mutating it needs no dynamic
     /// exclusivity check and unspecialised code no metadata of a generic wrapper (S1).
-    let storage: UnsafeMutablePointer<State>
+    package let storage: UnsafeMutablePointer<State>
     /// The committed states waiting for the observers, in commit order; guarded by `guarded`'s lock.
     let pendingChanges = ChangeQueue<State, Action>()
     /// Where delivery stands, guarded by `deliveryLock`, which is recursive: an observer callback
@@ -151,7 +151,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     ///   - state: The state to continue from.
     ///   - sequenceNumber: The number of the last action that made it; the next action the store
     ///     applies gets the one after.
-    func restore(state: State, sequenceNumber: UInt64) {
+    package func restore(state: State, sequenceNumber: UInt64) {
         guard guarded.lockUnlessOwned() else { reentrantAccess("restore its state") }
         storage.pointee = state
         let observed = withBookkeepingLocked { bookkeeping in
@@ -187,7 +187,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
     // MARK: Internals
 
-    func reentrantAccess(_ what: String) -> Never {
+    package func reentrantAccess(_ what: String) -> Never {
         preconditionFailure(
             "DispatchStore: store '\(identifier)' tried to \(what) from inside its own updateState closure "
                 + "or reduce(_:into:); use the inout state passed to that closure instead"
@@ -196,7 +196,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
     /// The bookkeeping; call while holding `guarded`'s lock.
     @inline(__always)
-    func withBookkeepingLocked<Result>(_ body: (inout StoreBookkeeping) throws -> Result) rethrows -> Result {
+    package func withBookkeepingLocked<Result>(_ body: (inout StoreBookkeeping) throws -> Result) rethrows -> Result {
         try guarded.withValueWhileLocked(body)
     }
 

@@ -3,11 +3,11 @@
 /// Not generic, so that the engine's unspecialised paths reach it without looking up metadata at
 /// run time. The state itself, which is generic, and the changes waiting for delivery are guarded
 /// by the same lock but kept in the store (see `Store.storage`).
-struct StoreBookkeeping {
+package struct StoreBookkeeping {
     /// How many of the store's operations have started and not finished.
     var operationsInFlight = 0
     /// The sequence number of the last action the store applied; 0 before the first.
-    var sequenceNumber: UInt64 = 0
+    package var sequenceNumber: UInt64 = 0
     /// How many queued changes a delivery took so far, and how many of those all the observers
     /// were called with (the one being delivered is not).
     var takenChanges: UInt64 = 0

@@ -117,7 +117,7 @@ struct DispatcherTesterIssueTests {
     func failures() async throws {
         let dispatcher = Dispatcher()
         let failing = Store<Counter, CounterAction>(identifier: "failing", reducer: FailingCounterReducer())
-        let other = Store<Counter, CounterAction>(identifier: "other", reducer: CounterReducer())
+        let other = Store<Counter, CounterAction>(identifier: "other", reducer: InlineCounterReducer())
         try dispatcher.register(store: failing)
         try dispatcher.register(store: other)
         let tester = DispatcherTester(dispatcher)
@@ -149,8 +149,8 @@ struct DispatcherTesterIssueTests {
     @Test("a cancellation is an issue unless expected; an expected cancellation that did not happen is one too")
     func cancellations() async throws {
         let dispatcher = Dispatcher()
-        let counter = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
-        let cancelled = Store<Counter, CounterAction>(identifier: "cancelled", reducer: CounterReducer())
+        let counter = Store<Counter, CounterAction>(identifier: "counter", reducer: InlineCounterReducer())
+        let cancelled = Store<Counter, CounterAction>(identifier: "cancelled", reducer: InlineCounterReducer())
         try dispatcher.register(store: counter)
         try dispatcher.register(store: cancelled)
         dispatcher.register(middleware: CancellingMiddleware(target: "cancelled"))
@@ -394,7 +394,7 @@ struct DispatcherTesterIssueTests {
     func unknownStore() async throws {
         let fixture = try TodoFixture()
         let (todos, stats) = (fixture.todos, fixture.stats)
-        let ghost = Store<Counter, CounterAction>(identifier: "ghost", reducer: CounterReducer())
+        let ghost = Store<Counter, CounterAction>(identifier: "ghost", reducer: InlineCounterReducer())
         let twin = Store<TodoList, TodoAction>(identifier: "todos", reducer: TodoReducer())
         let tester = DispatcherTester(fixture.dispatcher)
         let line = #line

@@ -111,7 +111,7 @@ struct DispatcherTesterTests {
         )
         let third = Store<Counter, CounterAction>(
             identifier: "third",
-            reducer: CounterReducer(),
+            reducer: InlineCounterReducer(),
             waitsFor: ["second"]
         )
         for store in [third, second, first] {
@@ -131,8 +131,8 @@ struct DispatcherTesterTests {
     @Test("send(_:to:) reaches one store; the others must not change")
     func toOneStore() async throws {
         let dispatcher = Dispatcher()
-        let left = Store<Counter, CounterAction>(identifier: "left", reducer: CounterReducer())
-        let right = Store<Counter, CounterAction>(identifier: "right", reducer: CounterReducer())
+        let left = Store<Counter, CounterAction>(identifier: "left", reducer: InlineCounterReducer())
+        let right = Store<Counter, CounterAction>(identifier: "right", reducer: InlineCounterReducer())
         try dispatcher.register(store: left)
         try dispatcher.register(store: right)
         let tester = DispatcherTester(dispatcher)
@@ -193,7 +193,7 @@ struct DispatcherTesterTests {
     func expectedOutcomes() async throws {
         let dispatcher = Dispatcher()
         let failing = Store<Counter, CounterAction>(identifier: "failing", reducer: FailingCounterReducer())
-        let cancelled = Store<Counter, CounterAction>(identifier: "cancelled", reducer: CounterReducer())
+        let cancelled = Store<Counter, CounterAction>(identifier: "cancelled", reducer: InlineCounterReducer())
         try dispatcher.register(store: failing)
         try dispatcher.register(store: cancelled)
         dispatcher.register(middleware: CancellingMiddleware(target: "cancelled"))

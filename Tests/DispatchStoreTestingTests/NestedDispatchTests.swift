@@ -27,7 +27,7 @@ private func auditedCounter() throws -> (
     Dispatcher, Store<Counter, CounterAction>, Store<Audit, AuditAction>, Subscription
 ) {
     let dispatcher = Dispatcher()
-    let counter = Store<Counter, CounterAction>(identifier: "counter", reducer: CounterReducer())
+    let counter = Store<Counter, CounterAction>(identifier: "counter", reducer: InlineCounterReducer())
     let audit = Store<Audit, AuditAction>(identifier: "audit", reducer: AuditReducer())
     try dispatcher.register(store: counter)
     try dispatcher.register(store: audit)

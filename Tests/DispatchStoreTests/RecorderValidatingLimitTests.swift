@@ -1,4 +1,5 @@
 import DispatchStore
+import TestSupport
 import Testing
 
 /// The states of every entry of `recorder`, as the counter's counts.

@@ -205,7 +205,7 @@ struct StoreObserverTests {
             seen.append("\(state.count) \(String(describing: action))")
         }
         dispatcher.dispatch(CounterAction.increase, mode: .sync)
-        #expect(seen.current == ["3 Optional(DispatchStoreTests.CounterAction.increase)"])
+        #expect(seen.current == ["3 Optional(TestSupport.CounterAction.increase)"])
         _ = subscription
     }
 

@@ -1,6 +1,6 @@
 /// What the `Code` of ``DispatchError``, ``ActionLogError`` and ``JournalError`` is: a name to match
 /// on, which is also its description.
-protocol ErrorCode: Hashable, Sendable, CustomStringConvertible {
+package protocol ErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// The code's name, for example `malformedLine`.
     var name: String { get }
 }

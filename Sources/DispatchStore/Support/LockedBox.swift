@@ -9,7 +9,7 @@
 /// The box is `Sendable` exactly when its value is. Its `lock()`, `unlock()` and
 /// `withValueWhileLocked(_:)` give manual control for the few places that must hold several locks at
 /// once or release the lock in another scope.
-struct LockedBox<Value> {
+package struct LockedBox<Value> {
     let storage: LockStorage<Value>
 
     /// Creates a box holding `value`.
@@ -17,13 +17,13 @@ struct LockedBox<Value> {
     /// - Parameters:
     ///   - value: The initial value.
     ///   - kind: How the lock behaves when its holder locks it again; `.normal` by default.
-    init(_ value: Value, kind: MutexKind = .normal) {
+    package init(_ value: Value, kind: MutexKind = .normal) {
         storage = .create(value: value, kind: kind)
     }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    func withLockedValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLockedValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         storage.lock()
         defer { storage.unlock() }
         return try storage.withUnsafeMutablePointerToHeader { try body(&$0.pointee) }
@@ -34,7 +34,7 @@ struct LockedBox<Value> {
 
     /// Acquires the lock, blocking while another thread holds it.
     @inline(__always)
-    func lock() {
+    package func lock() {
         storage.lock()
     }
 
@@ -42,7 +42,7 @@ struct LockedBox<Value> {
     ///
     /// - Returns: `false`, without locking, when the calling thread holds it.
     @inline(__always)
-    func lockUnlessOwned() -> Bool {
+    package func lockUnlessOwned() -> Bool {
         storage.lockUnlessOwned()
     }
 
@@ -50,26 +50,26 @@ struct LockedBox<Value> {
     ///
     /// - Returns: `true` once held; `false`, without waiting, when another thread holds it.
     @inline(__always)
-    func tryLock() -> Bool {
+    package func tryLock() -> Bool {
         storage.tryLock()
     }
 
     /// Releases the lock.
     @inline(__always)
-    func unlock() {
+    package func unlock() {
         storage.unlock()
     }
 
     /// The value's address, stable for the box's lifetime: for a hot path that locks and unlocks by hand.
     ///
     /// Touch it only while holding the lock (or while no other thread can reach the box).
-    var valuePointer: UnsafeMutablePointer<Value> {
+    package var valuePointer: UnsafeMutablePointer<Value> {
         storage.withUnsafeMutablePointerToHeader { $0 }
     }
 
     /// Runs `body` with the value; call only while holding the lock.
     @inline(__always)
-    func withValueWhileLocked<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withValueWhileLocked<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointerToHeader { try body(&$0.pointee) }
     }
 }

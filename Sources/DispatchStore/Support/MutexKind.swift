@@ -1,5 +1,5 @@
 /// How a ``LockedBox``'s mutex behaves when the thread that holds it locks it again.
-enum MutexKind {
+package enum MutexKind {
     /// The cheapest: locking again deadlocks (on Linux the mutex spins briefly before sleeping).
     case normal
     /// Locking again is reported instead of deadlocking, which is how the library turns re-entrant

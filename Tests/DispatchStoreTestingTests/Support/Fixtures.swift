@@ -66,27 +66,6 @@ struct TodoFixture {
 
 // MARK: A counter with operations that finish later, fail or get cancelled
 
-struct Counter: StateType, Equatable {
-    var count = 0
-}
-
-enum CounterAction: ActionType, Equatable {
-    case increase
-    case add(Int)
-    /// Fails in `FailingCounterReducer`.
-    case fail
-}
-
-final class CounterReducer: Reducer<Counter, CounterAction> {
-    override func reduce(_ action: CounterAction, into state: inout Counter) {
-        switch action {
-        case .increase: state.count += 1
-        case .add(let amount): state.count += amount
-        case .fail: break
-        }
-    }
-}
-
 struct CounterFailure: Error, CustomStringConvertible {
     var description: String { "the counter refused" }
 }
@@ -108,36 +87,6 @@ final class FailingCounterReducer: Reducer<Counter, CounterAction> {
             if action == .fail {
                 operation.finish(throwing: CounterFailure())
             } else {
-                operation.finish()
-            }
-        }
-    }
-}
-
-/// Operations that start, open `started`, and finish on another thread once `gate` opens.
-final class GatedCounterReducer: Reducer<Counter, CounterAction> {
-    let gate: Gate
-    let started: Gate
-
-    init(gate: Gate, started: Gate = Gate()) {
-        self.gate = gate
-        self.started = started
-    }
-
-    override func operation(
-        for action: CounterAction,
-        in store: Store<Counter, CounterAction>
-    ) -> ActionOperation<Counter, CounterAction> {
-        let gate = gate
-        let started = started
-        return ActionOperation(action: action, store: store) { operation, action, store in
-            started.open()
-            Thread.detachNewThread {
-                // Long: the test opens the gate; the bound only keeps a failed test from hanging forever.
-                gate.wait(seconds: 600)
-                store.updateState { state in
-                    if case .add(let amount) = action { state.count += amount } else { state.count += 1 }
-                }
                 operation.finish()
             }
         }

@@ -1,0 +1,382 @@
+import DispatchStore
+
+// The containers of `JSONNodeDecoder`.
+
+/// An object's members, looked up by comparing key bytes.
+struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: JSONNodeDecoder
+    let object: Int
+
+    var codingPath: [any CodingKey] {
+        decoder.codingPath
+    }
+
+    var allKeys: [Key] {
+        let document = decoder.document
+        var keys: [Key] = []
+        var child = object + 1
+        for _ in 0..<document.nodes[object].count {
+            if let name = document.string(at: child) {
+                if let key = Key(stringValue: name) { keys.append(key) }
+            } else {
+                // A key that is not UTF-8: JSONDecoder refuses the object.
+                decoder.context.isUncertain = true
+            }
+            child = document.nodes[child + 1].next
+        }
+        return keys
+    }
+
+    func contains(_ key: Key) -> Bool {
+        decoder.document.member(key.stringValue, in: object) != nil
+    }
+
+    private func value(for key: Key) throws -> Int {
+        guard let index = decoder.document.member(key.stringValue, in: object) else {
+            throw DecodingError.keyNotFound(
+                key,
+                DecodingError.Context(codingPath: codingPath, debugDescription: "no value for \(key.stringValue)")
+            )
+        }
+        return index
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        decoder.document.nodes[try value(for: key)].kind == .null
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try JSONNodeDecoder.bool(decoder.document, try value(for: key), { decoder.path(key) })
+    }
+
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try JSONNodeDecoder.string(decoder.document, try value(for: key), { decoder.path(key) })
+    }
+
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try JSONNodeDecoder.floatingPoint(
+            Double.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try JSONNodeDecoder.floatingPoint(
+            Float.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        try JSONNodeDecoder.integer(
+            Int.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        try JSONNodeDecoder.integer(
+            Int8.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        try JSONNodeDecoder.integer(
+            Int16.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        try JSONNodeDecoder.integer(
+            Int32.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        try JSONNodeDecoder.integer(
+            Int64.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        try JSONNodeDecoder.integer(
+            UInt.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        try JSONNodeDecoder.integer(
+            UInt8.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        try JSONNodeDecoder.integer(
+            UInt16.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        try JSONNodeDecoder.integer(
+            UInt32.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        try JSONNodeDecoder.integer(
+            UInt64.self,
+            decoder.document,
+            try value(for: key),
+            { decoder.path(key) },
+            decoder.context
+        )
+    }
+
+    func decode<Value: Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value {
+        try JSONNodeDecoder.decode(type, from: decoder.document, at: try value(for: key), parent: decoder, key: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type,
+        forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try JSONNodeDecoder(document: decoder.document, index: try value(for: key), parent: decoder, key: key)
+            .container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try JSONNodeDecoder(document: decoder.document, index: try value(for: key), parent: decoder, key: key)
+            .unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        try superDecoder(forKey: Key(stringValue: "super")!)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        JSONNodeDecoder(document: decoder.document, index: try value(for: key), parent: decoder, key: key)
+    }
+}
+
+/// An array's elements, in order.
+struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
+    let decoder: JSONNodeDecoder
+    let count: Int?
+    private(set) var currentIndex = 0
+    /// The node of the current element.
+    private var element: Int
+
+    init(decoder: JSONNodeDecoder, array: Int) {
+        self.decoder = decoder
+        self.count = decoder.document.nodes[array].count
+        self.element = array + 1
+    }
+
+    var codingPath: [any CodingKey] {
+        decoder.codingPath
+    }
+
+    var isAtEnd: Bool {
+        currentIndex >= count!
+    }
+
+    private mutating func next<Value>(
+        _ body: (JSONNodeDecoder, Int, ElementKey) throws -> Value
+    ) throws -> Value {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                Value.self,
+                DecodingError.Context(codingPath: codingPath, debugDescription: "the array has no more elements")
+            )
+        }
+        let value = try body(decoder, element, ElementKey(intValue: currentIndex))
+        element = decoder.document.nodes[element].next
+        currentIndex += 1
+        return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, decoder.document.nodes[element].kind == .null else { return false }
+        element = decoder.document.nodes[element].next
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        try next { decoder, index, key in try JSONNodeDecoder.bool(decoder.document, index, { decoder.path(key) }) }
+    }
+
+    mutating func decode(_ type: String.Type) throws -> String {
+        try next { decoder, index, key in try JSONNodeDecoder.string(decoder.document, index, { decoder.path(key) }) }
+    }
+
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.floatingPoint(
+                Double.self,
+                decoder.document,
+                index,
+                { decoder.path(key) },
+                decoder.context
+            )
+        }
+    }
+
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.floatingPoint(
+                Float.self,
+                decoder.document,
+                index,
+                { decoder.path(key) },
+                decoder.context
+            )
+        }
+    }
+
+    mutating func decode(_ type: Int.Type) throws -> Int {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: Int8.Type) throws -> Int8 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int8.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: Int16.Type) throws -> Int16 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int16.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: Int32.Type) throws -> Int32 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int32.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: Int64.Type) throws -> Int64 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(Int64.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: UInt.Type) throws -> UInt {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt8.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt16.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt32.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.integer(UInt64.self, decoder.document, index, { decoder.path(key) }, decoder.context)
+        }
+    }
+
+    mutating func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
+        try next { decoder, index, key in
+            try JSONNodeDecoder.decode(type, from: decoder.document, at: index, parent: decoder, key: key)
+        }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try next { decoder, index, key in
+            try JSONNodeDecoder(document: decoder.document, index: index, parent: decoder, key: key).container(
+                keyedBy: type
+            )
+        }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try next { decoder, index, key in
+            try JSONNodeDecoder(document: decoder.document, index: index, parent: decoder, key: key).unkeyedContainer()
+        }
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        try next { decoder, index, key in
+            JSONNodeDecoder(document: decoder.document, index: index, parent: decoder, key: key)
+        }
+    }
+}
+
+/// The coding key of an array element: its index.
+private struct ElementKey: CodingKey {
+    let intValue: Int?
+
+    init(intValue: Int) {
+        self.intValue = intValue
+    }
+
+    init?(stringValue: String) {
+        nil
+    }
+
+    var stringValue: String {
+        "Index \(intValue!)"
+    }
+}
