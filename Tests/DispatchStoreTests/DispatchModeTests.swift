@@ -17,7 +17,8 @@ private var isOnMainQueue: Bool {
 /// Records the thread facts of every operation it runs.
 private final class ProbeReducer: Reducer<Counter, CounterAction> {
     let onMain = Shared<[Bool]>([])
-    let threads = Shared<[Thread]>([])
+    /// The threads the operations ran on.
+    let threads = Shared<[ObjectIdentifier]>([])
 
     override func operation(
         for action: CounterAction,
@@ -25,7 +26,7 @@ private final class ProbeReducer: Reducer<Counter, CounterAction> {
     ) -> ActionOperation<Counter, CounterAction> {
         ActionOperation(action: action, store: store) { [onMain, threads] operation, _, store in
             onMain.append(isOnMainQueue)
-            threads.append(Thread.current)
+            threads.append(ObjectIdentifier(Thread.current))
             store.updateState { $0.count += 1 }
             operation.finish()
         }
@@ -285,7 +286,7 @@ struct DispatchModeTests {
         dispatcher.dispatch(CounterAction.increase, mode: .mainThread) { _ in completed.withLock { $0 = true } }
         #expect(store.state.count == 1)
         #expect(completed.current)
-        #expect(reducer.threads.current == [Thread.current])
+        #expect(reducer.threads.current == [ObjectIdentifier(Thread.current)])
     }
 
     @Test("waitUntilIdle on the main queue runs the queued .mainThread work instead of waiting forever")

@@ -1,6 +1,7 @@
 public import Foundation
 
 #if canImport(Glibc)
+import DispatchStore
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,38 +1,25 @@
 import Dispatch
+public import DispatchStore
 import Foundation
 
-/// A value shared between test threads.
-public final class Shared<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var value: Value
+/// A value shared between test threads: the library's `Locked`, with a few conveniences.
+public typealias Shared<Value: Sendable> = Locked<Value>
 
-    /// Shares `value`.
-    public init(_ value: Value) {
-        self.value = value
-    }
-
-    /// Runs `body` with the value, under the lock.
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
+extension Locked {
     /// The value now.
     public var current: Value {
-        withLock { $0 }
+        value
     }
 }
 
-extension Shared where Value: RangeReplaceableCollection {
+extension Locked where Value: RangeReplaceableCollection {
     /// Appends `element`.
     public func append(_ element: Value.Element) {
         withLock { $0.append(element) }
     }
 }
 
-extension Shared where Value == Bool {
+extension Locked where Value == Bool {
     /// Sets the flag; `true` only for the first caller.
     public func claimFirst() -> Bool {
         withLock { value in
@@ -42,7 +29,7 @@ extension Shared where Value == Bool {
     }
 }
 
-extension Shared where Value == Int {
+extension Locked where Value == Int {
     /// Adds one and returns the new value.
     @discardableResult
     public func increment() -> Int {

@@ -1,3 +1,4 @@
+import DispatchStore
 import Foundation
 
 /// What a call watched by ``runWatched(seconds:_:)`` did: its result and how long it took.
