@@ -46,6 +46,9 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let reentrantRestore = Code(name: "reentrantRestore")
         /// `RecorderMiddleware(validatingLimit:)` was given a history limit below 1.
         public static let invalidHistoryLimit = Code(name: "invalidHistoryLimit")
+        /// A change that no action makes (a recorder's restore) reached a store that refuses such
+        /// changes (``AnyStore/refuseOutsideChanges(_:)``).
+        public static let outsideChangeRefused = Code(name: "outsideChangeRefused")
     }
 
     /// The kind of problem.

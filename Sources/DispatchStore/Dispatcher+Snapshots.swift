@@ -23,12 +23,19 @@ extension Dispatcher {
     /// are queued for the stores' observers (with a `nil` action): call `deliverPendingChanges()` on
     /// the returned stores once the caller's own locks are released.
     ///
-    /// - Returns: The stores whose state was replaced, or `nil`, changing nothing, when the calling
-    ///   thread is inside a store's `updateState` or `reduce`.
-    func restore(_ snapshots: [StoreSnapshot]) -> [any StoreEntry]? {
+    /// - Returns: The stores whose state was replaced; or, changing nothing, `.reentrant` when the
+    ///   calling thread is inside a store's `updateState` or `reduce`, `.refused` when one of the
+    ///   stores refuses outside changes.
+    func restore(_ snapshots: [StoreSnapshot]) -> Restored {
         let (stores, lockOrder) = engine.storesWithLockOrder
         let states = Dictionary(snapshots.map { ($0.storeIdentifier, $0.state) }) { first, _ in first }
-        guard Dispatcher.lockAll(lockOrder) else { return nil }
+        guard Dispatcher.lockAll(lockOrder) else { return .reentrant }
+        for store in stores where states[store.identifier] != nil {
+            if let reason = store.stateLock.withValueWhileLocked({ $0.outsideChangeRefusal }) {
+                Dispatcher.unlockAll(lockOrder)
+                return .refused(storeIdentifier: store.identifier, reason: reason)
+            }
+        }
         var changed: [any StoreEntry] = []
         for store in stores {
             if let state = states[store.identifier], store.replaceStateWhileLocked(state) == true {
@@ -36,7 +43,17 @@ extension Dispatcher {
             }
         }
         Dispatcher.unlockAll(lockOrder)
-        return changed
+        return .restored(changed)
+    }
+
+    /// What ``restore(_:)`` did.
+    enum Restored {
+        /// The stores whose state was replaced.
+        case restored([any StoreEntry])
+        /// Nothing: the calling thread is inside a store's `updateState` or `reduce`.
+        case reentrant
+        /// Nothing: the store refuses outside changes, for the reason given.
+        case refused(storeIdentifier: String, reason: String)
     }
 
     /// Locks every store without ever waiting while holding one.

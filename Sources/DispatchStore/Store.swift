@@ -121,6 +121,11 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// store.updateState { state in state.count += 1 }
     /// ```
     ///
+    /// A store that refuses outside changes (``AnyStore/refuseOutsideChanges(_:)``, as a replicated
+    /// store does) accepts this call only from its own operations: called outside them, it is a
+    /// programming error that stops the program with a message naming the store and the reason,
+    /// before `body` runs.
+    ///
     /// - Parameter body: A closure that changes the state in place. Keep it short and do not touch
     ///   this store from inside it.
     /// - Returns: What `body` returns.
@@ -129,6 +134,9 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     @discardableResult
     public func updateState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         guard guarded.lockUnlessOwned() else { reentrantAccess("update its state") }
+        if _slowPath(withBookkeepingLocked { $0.outsideChangeRefusal != nil && $0.operationsInFlight == 0 }) {
+            refusedUpdate()
+        }
         let result: Result
         do {
             result = try body(&storage.pointee)

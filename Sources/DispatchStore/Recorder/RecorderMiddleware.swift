@@ -165,8 +165,9 @@ public final class RecorderMiddleware: Middleware {
     /// Sets every store to the entry before ``position``.
     ///
     /// - Returns: `true` when the stores were restored (and their observers called); `false` at the
-    ///   oldest entry, when not registered with a dispatcher, or when called from inside a store's
-    ///   `updateState` or `reduce`.
+    ///   oldest entry, when not registered with a dispatcher, when called from inside a store's
+    ///   `updateState` or `reduce`, or when a store refuses changes made outside its actions
+    ///   (``AnyStore/refuseOutsideChanges(_:)``).
     @discardableResult
     public func previous() -> Bool {
         (try? move(.back)) != nil
@@ -175,8 +176,9 @@ public final class RecorderMiddleware: Middleware {
     /// Sets every store to the entry after ``position``.
     ///
     /// - Returns: `true` when the stores were restored (and their observers called); `false` at the
-    ///   newest entry, when not registered with a dispatcher, or when called from inside a store's
-    ///   `updateState` or `reduce`.
+    ///   newest entry, when not registered with a dispatcher, when called from inside a store's
+    ///   `updateState` or `reduce`, or when a store refuses changes made outside its actions
+    ///   (``AnyStore/refuseOutsideChanges(_:)``).
     @discardableResult
     public func next() -> Bool {
         (try? move(.forward)) != nil
@@ -187,8 +189,9 @@ public final class RecorderMiddleware: Middleware {
     /// - Parameter position: The index of the entry, from 0 to `count - 1`. Any other value,
     ///   `Int.min` and `Int.max` included, is rejected with an error.
     /// - Throws: ``DispatchError`` with code ``DispatchError/Code/historyPositionOutOfRange`` (naming
-    ///   the position and the valid range), ``DispatchError/Code/recorderDetached`` or
-    ///   ``DispatchError/Code/reentrantRestore``.
+    ///   the position and the valid range), ``DispatchError/Code/recorderDetached``,
+    ///   ``DispatchError/Code/reentrantRestore``, or ``DispatchError/Code/outsideChangeRefused``
+    ///   (naming the store) when a store refuses changes made outside its actions.
     public func jump(to position: Int) throws {
         try move(.to(position))
     }
@@ -206,15 +209,24 @@ public final class RecorderMiddleware: Middleware {
                 )
             }
             let destination = try state.history.destination(of: move)
-            guard let restored = dispatcher.restore(state.history.entry(at: destination).snapshots) else {
+            switch dispatcher.restore(state.history.entry(at: destination).snapshots) {
+            case .restored(let restored):
+                state.history.moved(to: destination)
+                return restored
+            case .reentrant:
                 throw DispatchError(
                     .reentrantRestore,
                     "The recorder cannot restore the stores from inside a store's updateState or "
                         + "reduce(_:into:); move through the history after the update instead."
                 )
+            case .refused(let identifier, let reason):
+                throw DispatchError(
+                    .outsideChangeRefused,
+                    "The recorder cannot restore the stores: store '\(identifier)' refuses changes made outside its "
+                        + "actions (\(reason)); no store was changed.",
+                    storeIdentifier: identifier
+                )
             }
-            state.history.moved(to: destination)
-            return restored
         }
         for store in restored {
             store.deliverPendingChanges()

@@ -20,9 +20,8 @@ final class RecordStream {
 
     let path: String
     private let reader: LineReader
-    private let types: [String: any (ActionType & Decodable).Type]
+    private var decoder: ActionLog.RecordDecoder
     private var pending: LineReader.Line?
-    private var typeNames = ActionRecord.TypeNames()
     /// The node array of the previous line's document, reused for the next.
     private var spareNodes: [JSONDocument.Node] = []
     private var ended = false
@@ -42,11 +41,7 @@ final class RecordStream {
         } catch {
             throw ActionLogError.unreadable(path, reason: error.reason)
         }
-        var types: [String: any (ActionType & Decodable).Type] = [:]
-        for type in actionTypes {
-            types[try ActionTypeNames.stableName(of: type, path: path)] = type
-        }
-        self.types = types
+        decoder = try ActionLog.RecordDecoder(actionTypes: actionTypes, source: path)
     }
 
     /// The next item, or `nil` at the end of the file.
@@ -80,7 +75,7 @@ final class RecordStream {
                 ended = true
                 return nil
             }
-            let item = item(for: line, document)
+            let item = decoder.item(document, bytes: line.bytes, line: line.number, offset: line.offset)
             spareNodes = document.recycledNodes()
             return item
         }
@@ -112,41 +107,6 @@ final class RecordStream {
             if !line.isBlank { return line }
         }
         return nil
-    }
-
-    private func item(for line: LineReader.Line, _ document: JSONDocument) -> Item {
-        let parsed: ActionRecord.Parsed
-        do {
-            parsed = try ActionRecord.parse(document, typeNames: &typeNames)
-        } catch {
-            return .malformed(.malformed(line: line.number, path: path, reason: error.reason))
-        }
-        switch parsed {
-        case .checkpoint(let checks):
-            return .checkpoint(line: line.number, checks: checks)
-        case .record(let record, let payload):
-            guard let type = types[record.type] else {
-                return .malformed(.unknownType(record.type, line: line.number, path: path, known: types.keys.sorted()))
-            }
-            do {
-                let action = try decode(type, document, payload, line.bytes)
-                return .entry(ActionLog.Entry(record: record, action: action, line: line.number, offset: line.offset))
-            } catch {
-                return .malformed(.malformed(line: line.number, path: path, reason: ActionLog.describe(error)))
-            }
-        }
-    }
-
-    private func decode(
-        _ type: any (ActionType & Decodable).Type,
-        _ document: JSONDocument,
-        _ payload: Int,
-        _ bytes: [UInt8]
-    ) throws -> any ActionType {
-        func open<Action: ActionType & Decodable>(_: Action.Type) throws -> any ActionType {
-            try RecordStream.decodePayload(Action.self, document, at: payload, of: bytes)
-        }
-        return try open(type)
     }
 
     /// Decodes a line's payload, the value of node `payload` of its `document`, with

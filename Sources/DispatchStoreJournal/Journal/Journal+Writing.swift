@@ -175,8 +175,18 @@ extension Journal {
         return stores
     }
 
-    /// Checks that `store`'s state and action types are `Codable`.
+    /// Checks that `store`'s state and action types are `Codable`, and that it takes changes made
+    /// outside its actions (recovery sets its state).
     static func check(_ store: any AnyStore, directory: String) throws(JournalError) -> any JournaledStore {
+        if let reason = store.outsideChangeRefusal {
+            throw JournalError(
+                .outsideChangeRefused,
+                path: directory,
+                storeIdentifier: store.identifier,
+                message: "the journal in \(directory) cannot keep store '\(store.identifier)': it refuses changes made "
+                    + "outside its actions (\(reason)), and recovery would set its state"
+            )
+        }
         let problem: String?
         if !(store.stateType is any (StateType & Codable).Type) {
             problem = "its state type \(store.stateType) is not Codable"

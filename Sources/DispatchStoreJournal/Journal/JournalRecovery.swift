@@ -150,7 +150,7 @@ struct JournalRecovery {
     }
 
     /// Each stored state decoded (or migrated) for its registered store.
-    private func decodeStates(
+    func decodeStates(
         _ snapshot: JournalSnapshot,
         path: String,
         problems: inout [JournalError]

@@ -100,42 +100,7 @@ struct JournalSnapshot {
         }
         do {
             let reader = try LineReader(path: path)
-            guard let headerLine = try reader.next(), headerLine.isTerminated else {
-                throw Problem.damaged("it has no complete header line")
-            }
-            guard let header = try? JSONDocument(bytes: headerLine.bytes),
-                let format = header.member("format", in: 0).flatMap(header.string(at:)), format == formatName,
-                let version = header.member("version", in: 0).flatMap(header.integer(at:))
-            else { throw Problem.damaged("its first line is not a snapshot header") }
-            guard version.magnitude <= UInt64(formatVersion) else { throw Problem.newer(Int(version.magnitude)) }
-            guard let generation = number("generation", header), let recordCount = number("records", header),
-                let count = number("bytes", header),
-                let digestText = header.member("digest", in: 0).flatMap(header.string(at:)),
-                let digest = UInt64(digestText, radix: 16)
-            else { throw Problem.damaged("its header lacks generation, records, bytes or digest") }
-            // The lines are checked against the header's size and digest before any is used.
-            var lines: [[UInt8]] = []
-            var size = 0
-            var hash = StateDigest.fnvBasis
-            while let line = try reader.next() {
-                size += line.bytes.count + (line.isTerminated ? 1 : 0)
-                guard size <= count else { break }
-                hash = StateDigest.fnv(line.bytes, continuing: hash)
-                if line.isTerminated { hash = StateDigest.fnv(CollectionOfOne(0x0A), continuing: hash) }
-                lines.append(line.bytes)
-            }
-            guard size == count else {
-                throw Problem.damaged(
-                    "it holds \(size > count ? "more than \(count)" : "\(size)") bytes of states where its header says "
-                        + "\(count)\(size < count ? " (cut short?)" : "")"
-                )
-            }
-            guard hash == digest else { throw Problem.damaged("its states do not match their digest") }
-            var stores: [Stored] = []
-            for line in lines {
-                stores.append(try stored(line))
-            }
-            return JournalSnapshot(generation: generation, recordCount: recordCount, stores: stores)
+            return try parse { try reader.next().map { ($0.bytes, $0.isTerminated) } }
         } catch let problem as Problem {
             throw problem
         } catch let failure as LineReader.Failure {
@@ -143,6 +108,62 @@ struct JournalSnapshot {
         } catch {
             throw .damaged("it cannot be read: \(error)")
         }
+    }
+
+    /// Checks and reads a snapshot's bytes.
+    ///
+    /// - Throws: ``Problem/damaged(_:)`` naming what is wrong, or ``Problem/newer(_:)``.
+    static func parse(_ bytes: [UInt8]) throws(Problem) -> JournalSnapshot {
+        var start = 0
+        do {
+            return try parse {
+                guard start < bytes.count else { return nil }
+                let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+                defer { start = end + 1 }
+                return (Array(bytes[start..<end]), end < bytes.count)
+            }
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw .damaged("it cannot be read: \(error)")
+        }
+    }
+
+    /// Checks and reads a snapshot given line by line (its bytes and whether a newline ends it).
+    ///
+    /// The lines are checked against the header's size and digest before any is used.
+    private static func parse(nextLine: () throws -> ([UInt8], Bool)?) throws -> JournalSnapshot {
+        guard let (headerBytes, headerEnds) = try nextLine(), headerEnds else {
+            throw Problem.damaged("it has no complete header line")
+        }
+        guard let header = try? JSONDocument(bytes: headerBytes),
+            let format = header.member("format", in: 0).flatMap(header.string(at:)), format == formatName,
+            let version = header.member("version", in: 0).flatMap(header.integer(at:))
+        else { throw Problem.damaged("its first line is not a snapshot header") }
+        guard version.magnitude <= UInt64(formatVersion) else { throw Problem.newer(Int(version.magnitude)) }
+        guard let generation = number("generation", header), let recordCount = number("records", header),
+            let count = number("bytes", header),
+            let digestText = header.member("digest", in: 0).flatMap(header.string(at:)),
+            let digest = UInt64(digestText, radix: 16)
+        else { throw Problem.damaged("its header lacks generation, records, bytes or digest") }
+        var lines: [[UInt8]] = []
+        var size = 0
+        var hash = StateDigest.fnvBasis
+        while let (line, ends) = try nextLine() {
+            size += line.count + (ends ? 1 : 0)
+            guard size <= count else { break }
+            hash = StateDigest.fnv(line, continuing: hash)
+            if ends { hash = StateDigest.fnv(CollectionOfOne(0x0A), continuing: hash) }
+            lines.append(line)
+        }
+        guard size == count else {
+            throw Problem.damaged(
+                "it holds \(size > count ? "more than \(count)" : "\(size)") bytes of states where its header says "
+                    + "\(count)\(size < count ? " (cut short?)" : "")"
+            )
+        }
+        guard hash == digest else { throw Problem.damaged("its states do not match their digest") }
+        return JournalSnapshot(generation: generation, recordCount: recordCount, stores: try lines.map(stored))
     }
 
     private static func number(_ key: String, _ document: JSONDocument) -> Int? {
