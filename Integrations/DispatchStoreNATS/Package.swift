@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Replication of DispatchStore's stores through NATS JetStream, as a package of its own so that the
+// root package keeps no dependency: it links the nats.c client, which this package finds through
+// pkg-config (`apt-get install libnats-dev`, `brew install cnats`).
+let package = Package(
+    name: "DispatchStoreNATS",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "DispatchStoreNATS", targets: ["DispatchStoreNATS"])
+    ],
+    dependencies: [
+        // The repository this package lives in.
+        .package(name: "DispatchStore", path: "../..")
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"]), .brew(["cnats"])]
+        ),
+        .target(
+            name: "DispatchStoreNATS",
+            dependencies: ["CNATS", .product(name: "DispatchStore", package: "DispatchStore")]
+        ),
+        .testTarget(
+            name: "DispatchStoreNATSTests",
+            dependencies: [
+                "DispatchStoreNATS", "CNATS", "NATSTestSupport", "TestSupport",
+                .product(name: "DispatchStore", package: "DispatchStore"),
+            ]
+        ),
+        // The root package's test helpers (Tests/TestSupport is a symbolic link to them), and servers
+        // for the tests: nats-server started on free ports of 127.0.0.1, stopped by process id.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "NATSTestSupport",
+            dependencies: ["DispatchStoreNATS", "TestSupport"],
+            path: "Tests/NATSTestSupport"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    // Require `any` for existential types (SE-0335).
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    // Members are visible only through modules imported in the same file (SE-0444).
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    // Imports are internal unless marked `public` (SE-0409).
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,283 @@
+import CNATS
+public import Foundation
+
+/// How a JetStream stream is made: its name, subjects, replicas and limits.
+public struct StreamConfiguration: Sendable, Hashable {
+    /// Where a stream keeps its messages.
+    public enum Storage: Sendable, Hashable {
+        /// In files, on each server's disk.
+        case file
+        /// In memory: lost when the servers stop.
+        case memory
+    }
+
+    /// The stream's name (letters, digits, `-` and `_`).
+    public var name: String
+    /// The subjects whose messages it stores.
+    public var subjects: [String]
+    /// How many servers keep a copy: 1, or 3 on a cluster (R3) to survive the loss of one.
+    public var replicas: Int
+    /// Where the messages are kept.
+    public var storage: Storage
+    /// The most messages it keeps (older ones are discarded), or `nil` for no limit.
+    public var maximumMessages: Int64?
+    /// The most bytes it keeps (older messages are discarded), or `nil` for no limit.
+    public var maximumBytes: Int64?
+    /// How long a message id is remembered to discard a repeat of it (2 minutes by default).
+    public var duplicateWindow: Duration
+
+    /// A configuration with file storage, one replica, no limits and a 2-minute duplicate window.
+    ///
+    /// - Parameters:
+    ///   - name: The stream's name.
+    ///   - subjects: The subjects whose messages it stores.
+    ///   - replicas: How many servers keep a copy.
+    public init(name: String, subjects: [String], replicas: Int = 1) {
+        self.name = name
+        self.subjects = subjects
+        self.replicas = replicas
+        storage = .file
+        maximumMessages = nil
+        maximumBytes = nil
+        duplicateWindow = .seconds(120)
+    }
+}
+
+/// A stream's configuration and the range of messages it holds.
+public struct StreamInfo: Sendable, Hashable {
+    /// The stream's name.
+    public let name: String
+    /// The subjects whose messages it stores.
+    public let subjects: [String]
+    /// How many servers keep a copy.
+    public let replicas: Int
+    /// How many messages it holds.
+    public let messages: UInt64
+    /// The sequence number of the first message it holds; after the last one when it holds none.
+    public let firstSequence: UInt64
+    /// The sequence number of the last message appended (also after it was discarded), 0 before
+    /// the first.
+    public let lastSequence: UInt64
+}
+
+/// The server's acknowledgement of a message stored in a stream.
+public struct PublishAck: Sendable, Hashable {
+    /// The stream that stored it.
+    public let stream: String
+    /// Its sequence number in the stream.
+    public let sequence: UInt64
+    /// Whether the stream had stored a message with the same id within its duplicate window, and
+    /// kept that one: ``sequence`` is then the first one's.
+    public let duplicate: Bool
+}
+
+/// A message read back from a stream.
+public struct StreamMessage: Sendable, Hashable {
+    /// Its subject.
+    public let subject: String
+    /// Its sequence number in the stream.
+    public let sequence: UInt64
+    /// Its id (`Nats-Msg-Id`), if it was published with one.
+    public let messageID: String?
+    /// Its payload.
+    public let data: Data
+}
+
+extension NATSConnection {
+    /// The state of the stream named `name`.
+    ///
+    /// - Parameter name: The stream's name.
+    /// - Returns: Its configuration and the range of messages it holds.
+    /// - Throws: ``NATSError`` naming the stream: ``NATSError/Code/streamNotFound``,
+    ///   ``NATSError/Code/timeout``, ...
+    public func streamInfo(_ name: String) async throws(NATSError) -> StreamInfo {
+        try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            let status = js_GetStreamInfo(&info, jetStream, name, nil, &code)
+            guard status == NATS_OK, let info else {
+                throw handle.error(status, jetStreamCode: code, "reading the state of stream \(name)", stream: name)
+            }
+            defer { jsStreamInfo_Destroy(info) }
+            return StreamInfo(info.pointee)
+        }
+    }
+
+    /// Creates the stream, or returns the state of the one of that name when it exists already
+    /// (whatever its configuration).
+    ///
+    /// - Parameter configuration: The stream to create.
+    /// - Returns: Its state.
+    /// - Throws: ``NATSError`` naming the stream, with the JetStream error code when the server
+    ///   refused it (for example 10065 when its subjects overlap another stream's).
+    @discardableResult
+    public func createStream(_ configuration: StreamConfiguration) async throws(NATSError) -> StreamInfo {
+        let name = configuration.name
+        return try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            var status = js_GetStreamInfo(&info, jetStream, name, nil, &code)
+            if status == NATS_OK, let info {
+                defer { jsStreamInfo_Destroy(info) }
+                return StreamInfo(info.pointee)
+            }
+            guard code.rawValue == 10059 || status == NATS_NOT_FOUND else {
+                throw handle.error(status, jetStreamCode: code, "reading the state of stream \(name)", stream: name)
+            }
+            code = jsErrCode(0)
+            status = withCStrings(configuration.subjects) { subjects in
+                var subjects = subjects
+                return subjects.withUnsafeMutableBufferPointer { subjects in
+                    var settings = jsStreamConfig()
+                    jsStreamConfig_Init(&settings)
+                    return name.withCString { cName in
+                        settings.Name = cName
+                        settings.Subjects = subjects.baseAddress
+                        settings.SubjectsLen = Int32(subjects.count)
+                        settings.Replicas = Int64(configuration.replicas)
+                        settings.Storage = configuration.storage == .file ? js_FileStorage : js_MemoryStorage
+                        settings.MaxMsgs = configuration.maximumMessages ?? -1
+                        settings.MaxBytes = configuration.maximumBytes ?? -1
+                        settings.Duplicates = Int64(configuration.duplicateWindow.milliseconds) * 1_000_000
+                        return js_AddStream(&info, jetStream, &settings, nil, &code)
+                    }
+                }
+            }
+            guard status == NATS_OK, let info else {
+                throw handle.error(status, jetStreamCode: code, "creating stream \(name)", stream: name)
+            }
+            defer { jsStreamInfo_Destroy(info) }
+            return StreamInfo(info.pointee)
+        }
+    }
+
+    /// Deletes the stream named `name` and every message in it.
+    ///
+    /// - Parameter name: The stream's name.
+    /// - Throws: ``NATSError`` naming the stream.
+    public func deleteStream(_ name: String) async throws(NATSError) {
+        try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
+            var code = jsErrCode(0)
+            let status = js_DeleteStream(jetStream, name, nil, &code)
+            guard status == NATS_OK else {
+                throw handle.error(status, jetStreamCode: code, "deleting stream \(name)", stream: name)
+            }
+        }
+    }
+
+    /// Publishes `payload` to `subject` and waits for the stream to store it.
+    ///
+    /// A message id makes a retry safe: the stream stores a message once per id within its duplicate
+    /// window, and acknowledges a repeat with ``PublishAck/duplicate`` and the first one's sequence.
+    ///
+    /// - Parameters:
+    ///   - payload: The message's bytes; at most ``maximumPayload``.
+    ///   - subject: A subject one stream stores.
+    ///   - messageID: The message's id (`Nats-Msg-Id`), or `nil`.
+    ///   - expectedLastSequence: Store it only when the stream's last message has this sequence
+    ///     number (JetStream's stream-wide `Nats-Expected-Last-Sequence`, serialised by the stream's
+    ///     leader on a cluster); `nil` for no condition.
+    ///   - timeout: How long to wait for the acknowledgement.
+    /// - Returns: The acknowledgement: the stream and the sequence number.
+    /// - Throws: ``NATSError`` naming the subject: ``NATSError/Code/wrongLastSequence`` when the
+    ///   expectation failed (JetStream error 10071), ``NATSError/Code/timeout`` when no
+    ///   acknowledgement came (the message may still have been stored: retry with the same id),
+    ///   ``NATSError/Code/noResponders`` when no stream stores the subject or its leader is being
+    ///   elected, ``NATSError/Code/payloadTooLarge``.
+    @discardableResult
+    public func publish(
+        _ payload: Data,
+        to subject: String,
+        messageID: String? = nil,
+        expectedLastSequence: UInt64? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws(NATSError) -> PublishAck {
+        try await call { [handle] _, jetStream throws(NATSError) in
+            var options = jsPubOptions()
+            jsPubOptions_Init(&options)
+            options.MaxWait = timeout.milliseconds
+            options.ExpectLastSeq = expectedLastSequence ?? 0
+            let id = messageID.map { strdup($0) }
+            defer { id.map { free($0) } }
+            options.MsgId = id.map { UnsafePointer($0) } ?? nil
+            var ack: UnsafeMutablePointer<jsPubAck>?
+            var code = jsErrCode(0)
+            let status = payload.withUnsafeBytes { bytes in
+                js_Publish(&ack, jetStream, subject, bytes.baseAddress, Int32(bytes.count), &options, &code)
+            }
+            guard status == NATS_OK, let ack else {
+                throw handle.error(status, jetStreamCode: code, "publishing to subject \(subject)")
+            }
+            defer { jsPubAck_Destroy(ack) }
+            return PublishAck(ack.pointee)
+        }
+    }
+
+    /// The message with sequence number `sequence` in the stream named `stream`.
+    ///
+    /// - Parameters:
+    ///   - stream: The stream's name.
+    ///   - sequence: The message's sequence number.
+    /// - Returns: The message, or `nil` when the stream does not hold it (never stored, deleted or
+    ///   discarded by the stream's limits).
+    /// - Throws: ``NATSError`` naming the stream.
+    public func message(in stream: String, sequence: UInt64) async throws(NATSError) -> StreamMessage? {
+        try await call(stream: stream) { [handle] _, jetStream throws(NATSError) in
+            var message: OpaquePointer?
+            var code = jsErrCode(0)
+            let status = js_GetMsg(&message, jetStream, stream, sequence, nil, &code)
+            if status == NATS_NOT_FOUND || code.rawValue == 10037 { return nil }
+            guard status == NATS_OK, let message else {
+                throw handle.error(
+                    status,
+                    jetStreamCode: code,
+                    "reading message \(sequence) of stream \(stream)",
+                    stream: stream
+                )
+            }
+            defer { natsMsg_Destroy(message) }
+            return StreamMessage(
+                subject: String(cString: natsMsg_GetSubject(message)),
+                sequence: natsMsg_GetSequence(message),
+                messageID: header(message, "Nats-Msg-Id"),
+                data: payload(of: message)
+            )
+        }
+    }
+}
+
+/// The value of the header `key` of `message`, if it has one.
+func header(_ message: OpaquePointer, _ key: String) -> String? {
+    var value: UnsafePointer<CChar>?
+    guard natsMsgHeader_Get(message, key, &value) == NATS_OK, let value else { return nil }
+    return String(cString: value)
+}
+
+/// A copy of the payload of `message`.
+func payload(of message: OpaquePointer) -> Data {
+    let count = Int(natsMsg_GetDataLength(message))
+    guard count > 0, let bytes = natsMsg_GetData(message) else { return Data() }
+    return Data(bytes: bytes, count: count)
+}
+
+extension StreamInfo {
+    init(_ info: jsStreamInfo) {
+        let configuration = info.Config.pointee
+        name = String(cString: configuration.Name)
+        subjects = (0..<Int(configuration.SubjectsLen)).compactMap { index in
+            configuration.Subjects?[index].map { String(cString: $0) }
+        }
+        replicas = Int(configuration.Replicas)
+        messages = info.State.Msgs
+        firstSequence = info.State.FirstSeq
+        lastSequence = info.State.LastSeq
+    }
+}
+
+extension PublishAck {
+    init(_ ack: jsPubAck) {
+        stream = ack.Stream.map { String(cString: $0) } ?? ""
+        sequence = ack.Sequence
+        duplicate = ack.Duplicate
+    }
+}

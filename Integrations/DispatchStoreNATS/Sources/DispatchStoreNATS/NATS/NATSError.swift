@@ -1,0 +1,83 @@
+/// A failure talking to NATS, naming the servers, the stream or bucket involved and, for a JetStream
+/// error, its code.
+///
+/// ```swift
+/// do {
+///     _ = try await NATSConnection.connect(to: ["nats://127.0.0.1:4222"])
+/// } catch {
+///     print(error)  // No NATS server is reachable at nats://127.0.0.1:4222: ...
+/// }
+/// ```
+///
+/// The description is the message alone, a sentence for a person; code that reacts to the error
+/// reads ``code`` (and ``jetStreamCode``), and `String(reflecting: error)` shows the code too.
+public struct NATSError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+
+        /// None of the servers could be reached.
+        public static let noServer = Code(name: "noServer")
+        /// The server did not answer in time (or no server was connected to answer).
+        public static let timeout = Code(name: "timeout")
+        /// The connection was closed.
+        public static let connectionClosed = Code(name: "connectionClosed")
+        /// Nothing listens on the subject: JetStream is not enabled, or the stream has no leader yet.
+        public static let noResponders = Code(name: "noResponders")
+        /// The stream does not exist.
+        public static let streamNotFound = Code(name: "streamNotFound")
+        /// The message, or the key of a bucket, does not exist.
+        public static let notFound = Code(name: "notFound")
+        /// A publish expected another last sequence (JetStream error 10071), or a key-value update
+        /// another revision.
+        public static let wrongLastSequence = Code(name: "wrongLastSequence")
+        /// The payload is larger than the server's `max_payload`.
+        public static let payloadTooLarge = Code(name: "payloadTooLarge")
+        /// Another JetStream API error: see ``NATSError/jetStreamCode``.
+        public static let jetStream = Code(name: "jetStream")
+        /// A value passed to the client is invalid (a subject, a stream name).
+        public static let invalidArgument = Code(name: "invalidArgument")
+        /// Any other failure of the client; the message has the client's text.
+        public static let other = Code(name: "other")
+
+        /// The code's name, for example `noServer`.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The servers the connection was given.
+    public let servers: [String]
+    /// The stream or key-value bucket involved, if one is.
+    public let stream: String?
+    /// The JetStream error code the server returned (for example 10071), if it returned one.
+    public let jetStreamCode: Int?
+    /// A sentence naming the servers, the stream and what went wrong.
+    public let message: String
+
+    /// Creates an error; the client creates these, tests may too.
+    ///
+    /// - Parameters:
+    ///   - code: The kind of failure.
+    ///   - servers: The servers the connection was given.
+    ///   - stream: The stream or bucket involved, if any.
+    ///   - jetStreamCode: The JetStream error code, if any.
+    ///   - message: A sentence naming what went wrong.
+    public init(_ code: Code, servers: [String], stream: String? = nil, jetStreamCode: Int? = nil, message: String) {
+        self.code = code
+        self.servers = servers
+        self.stream = stream
+        self.jetStreamCode = jetStreamCode
+        self.message = message
+    }
+
+    /// The message: a sentence naming the servers, the stream and what went wrong.
+    public var description: String {
+        message
+    }
+
+    /// The code and the message, for logs read by developers: `NATSError(timeout): ...`.
+    public var debugDescription: String {
+        "NATSError(\(code)): \(message)"
+    }
+}

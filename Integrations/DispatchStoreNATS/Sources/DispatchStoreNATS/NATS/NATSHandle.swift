@@ -1,0 +1,239 @@
+import CNATS
+import Foundation
+
+/// A nats.c connection and the JetStream context for its API calls, with their lifetime guarded:
+/// a call holds a use of the handle while it runs, and ``close()`` destroys the C objects only once
+/// no call holds one, so that no call ever reaches freed memory.
+final class NATSHandle: @unchecked Sendable {
+    // @unchecked: `connection`, `jetStream` and the objects in `owned` are nats.c objects, which are
+    // thread-safe; `uses`, `closed` and `owned` are only touched while holding `condition`, and the C
+    // objects are destroyed only once `uses` is 0 and `closed` is set.
+
+    /// The servers the connection was given, for messages.
+    let servers: [String]
+    let connection: OpaquePointer
+    /// The context for JetStream API calls (streams, messages, key-value buckets).
+    let jetStream: OpaquePointer
+    private let condition = NSCondition()
+    private var uses = 0
+    private var closed = false
+    /// Other nats.c objects made from this connection, destroyed with it (before it).
+    private var owned: [(OpaquePointer, @Sendable (OpaquePointer) -> Void)] = []
+
+    init(servers: [String], connection: OpaquePointer, jetStream: OpaquePointer) {
+        self.servers = servers
+        self.connection = connection
+        self.jetStream = jetStream
+    }
+
+    /// The servers, as messages name them: `nats://a:4222, nats://b:4222`.
+    var serverList: String {
+        servers.joined(separator: ", ")
+    }
+
+    /// Runs `body` with the connection, holding a use of it.
+    ///
+    /// - Throws: ``NATSError/Code/connectionClosed`` once ``close()`` began; what `body` throws.
+    func withConnection<Result>(
+        stream: String? = nil,
+        _ body: (OpaquePointer, OpaquePointer) throws(NATSError) -> Result
+    ) throws(NATSError) -> Result {
+        condition.lock()
+        guard !closed else {
+            condition.unlock()
+            throw NATSError(
+                .connectionClosed,
+                servers: servers,
+                stream: stream,
+                message: "the connection to \(serverList) is closed"
+            )
+        }
+        uses += 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            uses -= 1
+            if uses == 0 { condition.broadcast() }
+            condition.unlock()
+        }
+        return try body(connection, jetStream)
+    }
+
+    /// Keeps `object` until the connection closes, then destroys it with `destroy` before the
+    /// connection.
+    func own(_ object: OpaquePointer, destroy: @escaping @Sendable (OpaquePointer) -> Void) {
+        condition.lock()
+        owned.append((object, destroy))
+        condition.unlock()
+    }
+
+    /// Whether ``close()`` began.
+    var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
+
+    /// The connection's state and the server it is connected to, for messages: `connected to
+    /// nats://127.0.0.1:4222`, `reconnecting`.
+    var stateDescription: String {
+        (try? withConnection { connection, _ in
+            switch natsConnection_Status(connection) {
+            case NATS_CONN_STATUS_CONNECTED:
+                var buffer = [CChar](repeating: 0, count: 256)
+                natsConnection_GetConnectedUrl(connection, &buffer, buffer.count)
+                let url = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+                return "connected to \(String(decoding: url, as: UTF8.self))"
+            case NATS_CONN_STATUS_RECONNECTING: return "reconnecting"
+            case NATS_CONN_STATUS_CONNECTING: return "connecting"
+            case NATS_CONN_STATUS_CLOSED: return "closed"
+            default: return "disconnected"
+            }
+        }) ?? "closed"
+    }
+
+    /// Closes the connection and destroys the C objects.
+    ///
+    /// Waits until no call holds a use (each is bounded by its timeout), then destroys the owned
+    /// objects, the JetStream context and the connection. Blocks; call it off the cooperative pool.
+    /// Calling it again does nothing.
+    func close() {
+        condition.lock()
+        guard !closed else {
+            condition.unlock()
+            return
+        }
+        closed = true
+        condition.unlock()
+        // Closing first makes blocking calls (a subscription's next message) return at once.
+        natsConnection_Close(connection)
+        condition.lock()
+        while uses > 0 {
+            condition.wait()
+        }
+        let objects = owned
+        owned = []
+        condition.unlock()
+        for (object, destroy) in objects.reversed() {
+            destroy(object)
+        }
+        jsCtx_Destroy(jetStream)
+        natsConnection_Destroy(connection)
+    }
+
+    /// The error for a nats.c call that returned `status`, naming the servers and the stream, with the
+    /// client's own text for the failure (read on the calling thread, where nats.c keeps it).
+    ///
+    /// - Parameters:
+    ///   - status: What the call returned.
+    ///   - jetStreamCode: The JetStream error code it set, or 0.
+    ///   - what: What was being done, as a phrase: `publishing to stream ORDERS`.
+    ///   - stream: The stream or bucket involved.
+    /// - Returns: The error.
+    func error(
+        _ status: natsStatus,
+        jetStreamCode: jsErrCode = jsErrCode(0),
+        _ what: String,
+        stream: String? = nil
+    )
+        -> NATSError
+    {
+        NATSHandle.error(status, jetStreamCode: jetStreamCode, what, servers: servers, stream: stream)
+    }
+
+    /// The error for a nats.c call that returned `status`; see the instance method.
+    ///
+    /// - Returns: The error, with the code that fits the status and the JetStream code.
+    static func error(
+        _ status: natsStatus,
+        jetStreamCode: jsErrCode = jsErrCode(0),
+        _ what: String,
+        servers: [String],
+        stream: String? = nil
+    ) -> NATSError {
+        let code: NATSError.Code
+        let jetStream = Int(jetStreamCode.rawValue)
+        switch (status, jetStream) {
+        case (_, 10071): code = .wrongLastSequence
+        case (_, 10059): code = .streamNotFound
+        case (_, 10037), (NATS_NOT_FOUND, _): code = .notFound
+        case (NATS_NO_SERVER, _): code = .noServer
+        case (NATS_TIMEOUT, _): code = .timeout
+        case (NATS_CONNECTION_CLOSED, _): code = .connectionClosed
+        case (NATS_NO_RESPONDERS, _): code = .noResponders
+        case (NATS_MAX_PAYLOAD, _): code = .payloadTooLarge
+        case (NATS_INVALID_ARG, _), (NATS_INVALID_SUBJECT, _): code = .invalidArgument
+        case (_, let value) where value != 0: code = .jetStream
+        default: code = .other
+        }
+        var text = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
+        if let last = nats_GetLastError(nil).map({ String(cString: $0) }), !last.isEmpty, last != text {
+            text = last
+        }
+        if code == .other && text.contains("wrong last sequence") {
+            return NATSError(
+                .wrongLastSequence,
+                servers: servers,
+                stream: stream,
+                message: "\(what) on \(servers.joined(separator: ", ")) failed: \(text)"
+            )
+        }
+        var message = "\(what) on \(servers.joined(separator: ", ")) failed: \(text)"
+        if jetStream != 0 { message += " (JetStream error \(jetStream))" }
+        if code == .noServer {
+            message = "no NATS server is reachable at \(servers.joined(separator: ", ")): \(text)"
+        }
+        return NATSError(
+            code,
+            servers: servers,
+            stream: stream,
+            jetStreamCode: jetStream == 0 ? nil : jetStream,
+            message: message
+        )
+    }
+}
+
+/// Runs blocking nats.c calls on threads of their own, never on the cooperative pool, and hands
+/// the result back to the awaiting task.
+enum BlockingCalls {
+    /// Runs `body` on a new thread (or on `queue`, a serial queue that owns its thread) and returns
+    /// what it returns.
+    ///
+    /// A thread per call: these are control calls (a stream's state, a key-value entry), few and
+    /// each bounded by its timeout, and a thread of their own cannot be starved by other blocked
+    /// calls the way a width-limited queue can.
+    static func run<Result: Sendable>(
+        on queue: DispatchQueue? = nil,
+        _ body: @escaping @Sendable () throws(NATSError) -> Result
+    ) async throws(NATSError) -> Result {
+        let outcome: Swift.Result<Result, NATSError> = await withCheckedContinuation { continuation in
+            let work: @Sendable () -> Void = {
+                continuation.resume(returning: Swift.Result { () throws(NATSError) in try body() })
+            }
+            if let queue {
+                queue.async(execute: work)
+            } else {
+                Thread.detachNewThread(work)
+            }
+        }
+        return try outcome.get()
+    }
+}
+
+/// Calls `body` with C strings for `strings`, valid during the call.
+func withCStrings<Result>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) throws -> Result) rethrows -> Result {
+    let copies = strings.map { strdup($0) }
+    defer {
+        for copy in copies { free(copy) }
+    }
+    return try body(copies.map { UnsafePointer($0) })
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, at least 1 when it is positive.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let value = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+        return value == 0 && (seconds > 0 || attoseconds > 0) ? 1 : value
+    }
+}

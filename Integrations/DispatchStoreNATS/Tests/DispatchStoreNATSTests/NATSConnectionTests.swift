@@ -1,0 +1,156 @@
+import Foundation
+import NATSTestSupport
+import Testing
+
+@testable import DispatchStoreNATS
+
+@Suite("NATSConnection: the Swift layer over nats.c, against a real server", .serialized)
+struct NATSConnectionTests {
+    @Test("no server reachable: an error naming every URL, within the connect timeout")
+    func noServer() async throws {
+        let urls = ["nats://127.0.0.1:\(try NATSServer.freePort())", "nats://127.0.0.1:\(try NATSServer.freePort())"]
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await NATSConnection.connect(to: urls)
+        } throws: { error in
+            guard let error = error as? NATSError else { return false }
+            return error.code == .noServer && error.servers == urls
+                && error.message.contains(urls[0]) && error.message.contains(urls[1])
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        await #expect {
+            _ = try await NATSConnection.connect(to: [])
+        } throws: { error in
+            (error as? NATSError)?.code == .invalidArgument
+        }
+    }
+
+    @Test("streams, publishing with ids and expected sequences, and reading messages back")
+    func streamsAndPublishing() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let connection = try await NATSConnection.connect(to: cluster.urls)
+        defer { Task { await connection.close() } }
+        #expect(connection.isConnected && connection.state == "connected to \(cluster.urls[0])")
+        #expect(connection.maximumPayload == 1_048_576)
+
+        await #expect {
+            _ = try await connection.streamInfo("MISSING")
+        } throws: { error in
+            guard let error = error as? NATSError else { return false }
+            return error.code == .streamNotFound && error.jetStreamCode == 10059 && error.stream == "MISSING"
+                && error.message.contains("stream MISSING") && error.message.contains(cluster.urls[0])
+        }
+        let created = try await connection.createStream(StreamConfiguration(name: "ORDERS", subjects: ["orders.>"]))
+        #expect(created.name == "ORDERS" && created.subjects == ["orders.>"] && created.lastSequence == 0)
+        // Creating it again returns the existing one.
+        #expect(
+            try await connection.createStream(StreamConfiguration(name: "ORDERS", subjects: ["x"])).subjects == [
+                "orders.>"
+            ]
+        )
+
+        let first = try await connection.publish(Data("one".utf8), to: "orders.new", messageID: "m-1")
+        #expect(first == PublishAck(stream: "ORDERS", sequence: 1, duplicate: false))
+        let repeated = try await connection.publish(Data("one again".utf8), to: "orders.new", messageID: "m-1")
+        #expect(repeated.sequence == 1 && repeated.duplicate)
+        let second = try await connection.publish(Data("two".utf8), to: "orders.new", expectedLastSequence: 1)
+        #expect(second.sequence == 2)
+        await #expect {
+            _ = try await connection.publish(Data("stale".utf8), to: "orders.new", expectedLastSequence: 1)
+        } throws: { error in
+            guard let error = error as? NATSError else { return false }
+            return error.code == .wrongLastSequence && error.jetStreamCode == 10071
+                && error.message.contains("orders.new")
+        }
+        #expect(try await connection.streamInfo("ORDERS").lastSequence == 2)
+        let message = try await connection.message(in: "ORDERS", sequence: 1)
+        #expect(message == StreamMessage(subject: "orders.new", sequence: 1, messageID: "m-1", data: Data("one".utf8)))
+        #expect(try await connection.message(in: "ORDERS", sequence: 9) == nil)
+        try await connection.deleteStream("ORDERS")
+        await #expect(throws: NATSError.self) { _ = try await connection.streamInfo("ORDERS") }
+    }
+
+    @Test("pipelined publishes are acknowledged in order; an ordered consumer reads them from any start")
+    func pipelinedAndOrdered() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let connection = try await NATSConnection.connect(to: cluster.urls)
+        defer { Task { await connection.close() } }
+        try await connection.createStream(StreamConfiguration(name: "LOG", subjects: ["log"]))
+        let publisher = try connection.publisher()
+        let acks = try await withThrowingTaskGroup(of: PublishAck.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    try await publisher.publish(
+                        Data("\(index)".utf8),
+                        to: "log",
+                        messageID: "p-\(index)",
+                        timeout: .seconds(10),
+                        what: "message p-\(index)",
+                        stream: "LOG"
+                    )
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(acks.map(\.sequence)) == Set(1...200))
+        let consumer = try OrderedConsumer(handle: connection.handle, stream: "LOG", subject: "log", startSequence: 150)
+        defer { consumer.close() }
+        var sequences: [UInt64] = []
+        while sequences.count < 51, let message = try consumer.next(timeout: .seconds(10)) {
+            sequences.append(message.sequence)
+            #expect(message.messageID == "p-\(String(decoding: message.data, as: UTF8.self))")
+        }
+        #expect(sequences == Array(150...200))
+        #expect(try consumer.next(timeout: .milliseconds(200)) == nil)
+    }
+
+    @Test("a key-value bucket: put, get, compare-and-set, purge, keys")
+    func keyValue() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let connection = try await NATSConnection.connect(to: cluster.urls)
+        defer { Task { await connection.close() } }
+        let bucket = try await connection.keyValueBucket("settings")
+        #expect(try await bucket.entry(for: "a") == nil)
+        #expect(try await bucket.keys().isEmpty)
+        let first = try await bucket.update(Data("1".utf8), for: "a", revision: 0)
+        await #expect {
+            _ = try await bucket.update(Data("x".utf8), for: "a", revision: 0)
+        } throws: { error in
+            (error as? NATSError)?.code == .wrongLastSequence && (error as? NATSError)?.stream == "settings"
+        }
+        let second = try await bucket.update(Data("2".utf8), for: "a", revision: first)
+        await #expect {
+            _ = try await bucket.update(Data("y".utf8), for: "a", revision: first)
+        } throws: { error in
+            (error as? NATSError)?.code == .wrongLastSequence
+        }
+        #expect(
+            try await bucket.entry(for: "a") == KeyValueBucket.Entry(key: "a", value: Data("2".utf8), revision: second)
+        )
+        try await bucket.put(Data("b".utf8), for: "b.c")
+        #expect(Set(try await bucket.keys()) == ["a", "b.c"])
+        try await bucket.purge("a")
+        #expect(try await bucket.entry(for: "a") == nil)
+        #expect(try await bucket.keys() == ["b.c"])
+        // Reopening finds the same bucket.
+        #expect(try await connection.keyValueBucket("settings").entry(for: "b.c")?.value == Data("b".utf8))
+    }
+
+    @Test("calls after close fail with connectionClosed; close twice is harmless")
+    func closed() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let connection = try await NATSConnection.connect(to: cluster.urls)
+        await connection.close()
+        await connection.close()
+        #expect(!connection.isConnected && connection.state == "closed")
+        await #expect {
+            _ = try await connection.streamInfo("X")
+        } throws: { error in
+            (error as? NATSError)?.code == .connectionClosed
+        }
+    }
+}

@@ -1,0 +1,292 @@
+import DispatchStoreNATS
+public import Foundation
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `nats-server` the tests start on 127.0.0.1, on free ports, with JetStream in a directory of its
+/// own, and stop by its process id.
+public final class NATSServer: @unchecked Sendable {
+    // @unchecked: `process` is only touched while holding `lock`.
+
+    /// The server's name in its cluster (`n1`, ...).
+    public let name: String
+    /// The port clients connect to.
+    public let port: Int
+    /// The URL clients connect to: `nats://127.0.0.1:PORT`.
+    public var url: String { "nats://127.0.0.1:\(port)" }
+    private let configuration: URL
+    private let logFile: URL
+    private let lock = NSLock()
+    private var process: Process?
+
+    init(name: String, port: Int, configuration: URL, logFile: URL) {
+        self.name = name
+        self.port = port
+        self.configuration = configuration
+        self.logFile = logFile
+    }
+
+    /// The running server's process id, or `nil` when it is not running.
+    public var processIdentifier: Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        return process.map(\.processIdentifier)
+    }
+
+    /// Starts the server (again, after ``kill()`` or ``stop()``, with the same ports and directory).
+    public func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: NATSServer.executable)
+        process.arguments = ["-c", configuration.path, "-l", logFile.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        lock.lock()
+        self.process = process
+        lock.unlock()
+        NATSServer.running.withLock { _ = $0.insert(process.processIdentifier) }
+        NATSServer.stopsAtExit
+    }
+
+    /// Waits until the server accepts TCP connections.
+    public func waitUntilListening(seconds: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !NATSServer.accepts(port: port) {
+            guard Date() < deadline, processIdentifier != nil else {
+                throw TestServerError(
+                    "nats-server \(name) did not listen on port \(port) within \(seconds) s; see \(logFile.path)"
+                )
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Sends `SIGKILL` (`kill -9`) and waits for the process to end.
+    public func kill() {
+        end(signal: SIGKILL)
+    }
+
+    /// Stops the server with `SIGTERM`, then `SIGKILL` if it has not exited within 10 seconds.
+    public func stop() {
+        end(signal: SIGTERM)
+    }
+
+    /// Pauses the server with `SIGSTOP`: it keeps its sockets but answers nothing.
+    public func pause() {
+        if let pid = processIdentifier { Glibc.kill(pid, SIGSTOP) }
+    }
+
+    /// Resumes a paused server with `SIGCONT`.
+    public func resume() {
+        if let pid = processIdentifier { Glibc.kill(pid, SIGCONT) }
+    }
+
+    private func end(signal number: Int32) {
+        lock.lock()
+        let process = self.process
+        self.process = nil
+        lock.unlock()
+        guard let process else { return }
+        let pid = process.processIdentifier
+        Glibc.kill(pid, SIGCONT)
+        Glibc.kill(pid, number)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline {
+            usleep(10_000)
+        }
+        if process.isRunning {
+            Glibc.kill(pid, SIGKILL)
+            process.waitUntilExit()
+        }
+        NATSServer.running.withLock { _ = $0.remove(pid) }
+    }
+
+    // MARK: Shared
+
+    /// The process ids of the servers running, killed when the test process exits (a test that
+    /// fails before its own `stop()` leaves no server behind).
+    static let running = Shared<Set<Int32>>([])
+
+    /// Registers, once, the handler that kills the servers still running when the process exits.
+    private static let stopsAtExit: Void = {
+        atexit {
+            for pid in NATSServer.running.current {
+                Glibc.kill(pid, SIGCONT)
+                Glibc.kill(pid, SIGKILL)
+            }
+        }
+    }()
+
+    /// The `nats-server` to run: `$NATS_SERVER`, or the first found on `PATH`, `/usr/sbin`, `/usr/bin`.
+    public static var executable: String {
+        if let path = ProcessInfo.processInfo.environment["NATS_SERVER"] { return path }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates =
+            path.split(separator: ":").map { "\($0)/nats-server" } + [
+                "/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server",
+            ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nats-server"
+    }
+
+    /// A port nothing listens on now, on 127.0.0.1.
+    public static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestServerError("socket() failed: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard bound else { throw TestServerError("bind() failed: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether something accepts TCP connections on `port` of 127.0.0.1.
+    static func accepts(port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                connect(descriptor, generic, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// One server, or a cluster of three with JetStream replicated (R3 streams), started for a test and
+/// stopped (each by its process id) by ``stop()``.
+///
+/// ```swift
+/// let cluster = try await NATSTestCluster.start(nodes: 3)
+/// defer { cluster.stop() }
+/// ```
+public final class NATSTestCluster: Sendable {
+    /// The servers.
+    public let servers: [NATSServer]
+    /// The directory of their configurations, logs and JetStream stores.
+    public let directory: URL
+
+    /// Every server's URL.
+    public var urls: [String] { servers.map(\.url) }
+
+    private init(servers: [NATSServer], directory: URL) {
+        self.servers = servers
+        self.directory = directory
+    }
+
+    /// Starts `nodes` servers (1, or 3 in a cluster) and waits until JetStream answers on each.
+    ///
+    /// - Parameters:
+    ///   - nodes: 1 or 3.
+    ///   - maximumPayload: The servers' `max_payload` in bytes, when not the default 1 MiB.
+    /// - Returns: The running servers.
+    /// - Throws: ``TestServerError`` when a server does not start or JetStream does not answer.
+    public static func start(nodes: Int = 1, maximumPayload: Int? = nil) async throws -> NATSTestCluster {
+        precondition(nodes == 1 || nodes == 3, "a test cluster has 1 or 3 nodes")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nats-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var ports = Set<Int>()
+        while ports.count < nodes * 2 {
+            ports.insert(try NATSServer.freePort())
+        }
+        let list = Array(ports)
+        let clientPorts = Array(list[0..<nodes])
+        let routePorts = Array(list[nodes...])
+        var servers: [NATSServer] = []
+        for index in 0..<nodes {
+            let name = "n\(index + 1)"
+            var text = "server_name: \(name)\nlisten: 127.0.0.1:\(clientPorts[index])\n"
+            text += "jetstream { store_dir: \"\(directory.path)/\(name)\" }\n"
+            if let maximumPayload { text += "max_payload: \(maximumPayload)\n" }
+            if nodes > 1 {
+                let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
+                text += "cluster { name: C1, listen: 127.0.0.1:\(routePorts[index]), routes: [\(routes)] }\n"
+            }
+            let configuration = directory.appendingPathComponent("\(name).conf")
+            try text.write(to: configuration, atomically: true, encoding: .utf8)
+            servers.append(
+                NATSServer(
+                    name: name,
+                    port: clientPorts[index],
+                    configuration: configuration,
+                    logFile: directory.appendingPathComponent("\(name).log")
+                )
+            )
+        }
+        let cluster = NATSTestCluster(servers: servers, directory: directory)
+        do {
+            for server in servers {
+                try server.start()
+            }
+            for server in servers {
+                try server.waitUntilListening()
+                try await cluster.waitForJetStream(at: server.url)
+            }
+        } catch {
+            cluster.stop()
+            throw error
+        }
+        return cluster
+    }
+
+    /// Waits until JetStream answers API calls through the server at `url`: on a cluster, once its
+    /// servers elected a meta leader.
+    public func waitForJetStream(at url: String, seconds: Double = 120) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            do {
+                let connection = try await NATSConnection.connect(to: [url])
+                let answered: Bool
+                do {
+                    _ = try await connection.streamInfo("READINESS")
+                    answered = true
+                } catch {
+                    answered = error.code == .streamNotFound
+                    last = "\(error)"
+                }
+                await connection.close()
+                if answered { return }
+            } catch {
+                last = "\(error)"
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw TestServerError("JetStream did not answer at \(url) within \(seconds) s: \(last)")
+    }
+
+    /// Stops every server by its process id and removes the directory.
+    public func stop() {
+        for server in servers {
+            server.stop()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A test server that would not start.
+public struct TestServerError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+
+    /// Creates the error.
+    public init(_ description: String) {
+        self.description = description
+    }
+}
