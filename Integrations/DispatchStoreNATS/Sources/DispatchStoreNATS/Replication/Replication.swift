@@ -1,0 +1,551 @@
+public import DispatchStore
+public import Foundation
+
+/// Replicates chosen stores of a dispatcher through a NATS JetStream stream: every replica appends
+/// actions to the stream, and applies the stream's messages, in stream order, to its stores.
+///
+/// ```swift
+/// let dispatcher = Dispatcher()
+/// try dispatcher.register(store: balances)
+/// let replication = try await Replication(
+///     dispatcher: dispatcher,
+///     stores: [balances],
+///     configuration: Replication.Configuration(servers: ["nats://127.0.0.1:4222"], stream: "LEDGER")
+/// )
+/// let outcome = try await replication.perform(LedgerAction.deposit(account: "alice", cents: 500))
+/// print(outcome.sequence, balances.state.cents["alice"] ?? 0)  // the deposit is applied here already
+/// ```
+///
+/// **The model: state-machine replication.** Each action performed is appended to the stream as
+/// the record the action log writes (its type and payload), with a unique message id, so that an
+/// append retried after a lost acknowledgement is stored once. The stream orders every append.
+/// Every replica, the appending one included, applies the messages in that order, one at a time
+/// (a `.sync` dispatch on a thread of its own), so a replicated store's state is a function of the
+/// stream's prefix, and all replicas converge. ``perform(_:timeout:)`` returns once this replica
+/// has applied its action (read-your-writes), with the ``DispatchResult`` and the sequence number.
+///
+/// **Reducers must be deterministic.** A replicated store's reducer may depend only on its state,
+/// the action and the states of the stores it waits for: not on the clock, random numbers, the
+/// network, or anything else that differs between replicas or between a first run and a catch-up.
+/// Operations that finish later (an ``ActionOperation`` finishing on another thread) are fine: a
+/// replica applies the next message only when the previous one finished, so every store commits in
+/// stream order.
+///
+/// **Changes outside the stream are refused**, so that no replica holds a change the others never
+/// see: a dispatch that reaches a replicated store, other than the replica's own application of a
+/// message, is cancelled before any store runs and reported to `onError` as
+/// ``ReplicationError/Code/changeOutsideStream``; the stores refuse changes no action makes
+/// (``AnyStore/refuseOutsideChanges(_:)``): `updateState` outside their operations stops the
+/// program, a recorder's restore throws, a ``Journal`` refuses to open. Stores that are not
+/// replicated live in the same dispatcher as usual, and middleware (a recorder, an action log, a
+/// tester) see every action a replica applies.
+///
+/// **Snapshots and catch-up.** Every `snapshotEvery` messages, the replica that appended the message
+/// at that sequence number takes a consistent cut of the replicated stores and writes it to a
+/// key-value bucket (in the journal's snapshot format, with its version and digest, in chunks when
+/// it exceeds the server's `max_payload`). Starting, a replica loads the latest valid snapshot,
+/// reads the stream from the message after it, and reports what it did in ``catchUp``. A message
+/// the stream's limits discarded before a replica applied it is never skipped: the replica loads a
+/// snapshot that covers it, or stops with ``ReplicationError/Code/gap`` naming the messages.
+///
+/// - Note: Thread-safe; every method may be called from any task. Messages are applied on the
+///   replica's own thread, where `onApply`, the stores' observers and the middleware's hooks for
+///   them run: do not wait there for the replication (for ``perform(_:timeout:)``).
+public final class Replication: Sendable {
+    /// Where the stream is and how a replica uses it.
+    public struct Configuration: Sendable {
+        /// The NATS servers' URLs.
+        public var servers: [String]
+        /// The stream's name (letters, digits, `-` and `_`); created when it does not exist.
+        public var stream: String
+        /// The subject the stream stores and replicas append to: `dispatchstore.<stream>` by default.
+        public var subject: String
+        /// How many servers keep the stream and the snapshots, when they are created: 1, or 3 on a
+        /// cluster (R3), so that they survive the loss of one server.
+        public var replicas: Int = 1
+        /// How many messages between two snapshots, or `nil` for none.
+        public var snapshotEvery: Int? = 1_000
+        /// The key-value bucket of the snapshots: `<stream>-snapshots` by default.
+        public var snapshotBucket: String
+        /// How long ``Replication/perform(_:timeout:)`` waits, by default, for its action to be
+        /// stored and applied here.
+        public var timeout: Duration = .seconds(30)
+        /// The most messages the stream keeps when it is created, or `nil` for no limit.
+        ///
+        /// Older messages are discarded. With a limit, keep `snapshotEvery` well below it, so that
+        /// a replica that falls behind finds a snapshot covering what was discarded.
+        public var maximumMessages: Int64?
+        /// A name for this replica in message ids and in the servers' view of its connection.
+        ///
+        /// A random one by default; letters, digits, `-` and `_`, unique among the replicas running
+        /// at once.
+        public var replicaName: String
+        /// How to connect to the servers.
+        public var connection = NATSConnection.Options()
+        /// How to upgrade states in snapshots written with an older ``VersionedState/stateVersion``.
+        public var migrations: [StateMigration] = []
+
+        /// A configuration for `stream` on `servers`, with the defaults: one replica of the stream,
+        /// a snapshot every 1,000 messages, 30 seconds for a perform, no limit on the stream.
+        ///
+        /// - Parameters:
+        ///   - servers: The NATS servers' URLs.
+        ///   - stream: The stream's name.
+        public init(servers: [String], stream: String) {
+            self.servers = servers
+            self.stream = stream
+            subject = "dispatchstore.\(stream)"
+            snapshotBucket = "\(stream)-snapshots"
+            replicaName = "r-" + UUID().uuidString.prefix(8).lowercased()
+        }
+    }
+
+    /// What ``perform(_:timeout:)`` returns: the result of applying the action here, and its place in
+    /// the stream.
+    public struct Outcome: Sendable {
+        /// The result of the `.sync` dispatch that applied the action on this replica.
+        public let result: DispatchResult
+        /// The action's sequence number in the stream.
+        public let sequence: UInt64
+    }
+
+    /// One message a replica applied, as `onApply` hears of it.
+    public struct AppliedMessage: Sendable {
+        /// Its sequence number in the stream.
+        public let sequence: UInt64
+        /// The result of applying it here.
+        public let result: DispatchResult
+        /// Its message id.
+        public let messageID: String?
+        /// Whether this replica appended it.
+        public let isOwn: Bool
+        /// When the stream stored it.
+        public let storedAt: Date
+    }
+
+    /// What a replica did when it started: the snapshot it loaded and the messages it applied after
+    /// it, up to the stream's end.
+    public struct CatchUp: Sendable, CustomStringConvertible {
+        /// The sequence number the loaded snapshot covers, or `nil` when the replica started from
+        /// the stores' initial states.
+        public let snapshotSequence: UInt64?
+        /// How many messages it applied after the snapshot.
+        public let caughtUp: Int
+        /// The sequence number of the last message applied: the stream's end when it started.
+        public let lastSequence: UInt64
+        /// How long loading and catching up took.
+        public let duration: Duration
+        /// Snapshots passed over because they were damaged.
+        public let problems: [ReplicationError]
+
+        /// A line such as `caught up 200 messages after snapshot 2000 in 0.041 s (stream at 2200)`.
+        public var description: String {
+            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            var text = "caught up \(caughtUp) message\(caughtUp == 1 ? "" : "s")"
+            text += snapshotSequence.map { " after snapshot \($0)" } ?? " from the start"
+            text += " in \(String(format: "%.3f", seconds)) s (stream at \(lastSequence))"
+            if !problems.isEmpty {
+                text += "; passed over: " + problems.map(\.message).joined(separator: "; ")
+            }
+            return text
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// What the replica did when it started.
+    public let catchUp: CatchUp
+    /// The dispatcher whose stores are replicated.
+    public let dispatcher: Dispatcher
+    /// The replicated stores' identifiers.
+    public let storeIdentifiers: [String]
+    let connection: NATSConnection
+    let applier: Applier
+    private let guardian: ReplicationGuard
+    private let storesByActionType: [ObjectIdentifier: [String]]
+    private let counter = Locked<UInt64>(0)
+    private let closed = Locked(false)
+
+    /// Connects to the stream (creating it and the snapshots' bucket when they do not exist),
+    /// brings the stores to the stream's end and starts applying what other replicas append.
+    ///
+    /// The stores are set from the latest valid snapshot, then the messages after it are applied;
+    /// ``catchUp`` says how many and how long it took. From then on the stores refuse changes that
+    /// do not come from the stream.
+    ///
+    /// - Parameters:
+    ///   - dispatcher: The dispatcher the stores are registered with.
+    ///   - stores: The stores to replicate: registered, with `Codable` states and actions whose types
+    ///     have stable names (``StablyNamed``), and nothing applied yet.
+    ///   - configuration: The stream and how to use it.
+    ///   - onApply: Called after each message is applied here, on the replica's thread.
+    ///   - onError: Called with each problem while running: a dispatch refused
+    ///     (``ReplicationError/Code/changeOutsideStream``), a snapshot not written, the failure that
+    ///     stopped the replica; on the thread that met it.
+    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/invalidSetup`` naming the store,
+    ///   ``ReplicationError/Code/unavailable`` naming the servers when none is reachable or the stream
+    ///   cannot be used, ``ReplicationError/Code/gap`` when the stream no longer holds messages that no
+    ///   snapshot covers, ``ReplicationError/Code/snapshot`` for a snapshot of a newer format.
+    public init(
+        dispatcher: Dispatcher,
+        stores: [any AnyStore],
+        configuration: Configuration,
+        onApply: (@Sendable (AppliedMessage) -> Void)? = nil,
+        onError: (@Sendable (ReplicationError) -> Void)? = nil
+    ) async throws(ReplicationError) {
+        let started = ContinuousClock.now
+        let stream = configuration.stream
+        let setup = try Setup(dispatcher: dispatcher, stores: stores, configuration: configuration)
+        self.configuration = configuration
+        self.dispatcher = dispatcher
+        storeIdentifiers = setup.identifiers
+        storesByActionType = setup.storesByActionType
+        let connection: NATSConnection
+        var options = configuration.connection
+        options.name = options.name ?? "DispatchStore replica \(configuration.replicaName) of \(stream)"
+        do {
+            connection = try await NATSConnection.connect(to: configuration.servers, options: options)
+        } catch {
+            throw ReplicationError(
+                .unavailable,
+                stream: stream,
+                natsError: error,
+                message: "cannot start the replica of stream \(stream): \(error)"
+            )
+        }
+        self.connection = connection
+        let problems = Locked<[ReplicationError]>([])
+        do throws(ReplicationError) {
+            var streamConfiguration = StreamConfiguration(
+                name: stream,
+                subjects: [configuration.subject],
+                replicas: configuration.replicas
+            )
+            streamConfiguration.maximumMessages = configuration.maximumMessages
+            let info: StreamInfo
+            let bucket: KeyValueBucket
+            do {
+                info = try await connection.createStream(streamConfiguration)
+                bucket = try await connection.keyValueBucket(
+                    configuration.snapshotBucket,
+                    replicas: configuration.replicas
+                )
+            } catch {
+                throw ReplicationError(
+                    .unavailable,
+                    stream: stream,
+                    natsError: error,
+                    message: "cannot start the replica of stream \(stream): \(error)"
+                )
+            }
+            let snapshots = SnapshotStore(
+                bucket: bucket,
+                stream: stream,
+                chunkSize: max(1_024, connection.maximumPayload - 4_096)
+            )
+            let loaded = try await SnapshotLoader(
+                snapshots: snapshots,
+                dispatcher: dispatcher,
+                replicated: setup.identifiers,
+                migrations: configuration.migrations,
+                onProblem: { problem in problems.withLock { $0.append(problem) } }
+            )
+            .latest()
+            let base = loaded?.sequence ?? 0
+            if info.messages > 0 || info.lastSequence > base, base + 1 < info.firstSequence {
+                throw ReplicationError(
+                    .gap,
+                    stream: stream,
+                    sequence: base + 1,
+                    message: "stream \(stream) no longer holds messages \(base + 1) to \(info.firstSequence - 1) "
+                        + "(its limits discarded them), and "
+                        + (loaded == nil
+                            ? "no snapshot is readable" : "the latest snapshot covers up to message \(base)")
+                        + "; the replica cannot catch up"
+                )
+            }
+            let guardian = ReplicationGuard(
+                replicated: Set(setup.identifiers),
+                replicatedTypes: Set(setup.storesByActionType.keys),
+                stream: stream,
+                onRefusal: { error in onError?(error) }
+            )
+            self.guardian = guardian
+            let reason = "it is replicated through the NATS stream \(stream); change it with Replication.perform(_:)"
+            for store in setup.stores {
+                store.refuseOutsideChanges("store '\(store.identifier)' \(reason)")
+            }
+            dispatcher.register(middleware: guardian)
+            loaded?.contents.restore()
+            applier = Applier(
+                context: Applier.Context(
+                    stream: stream,
+                    subject: configuration.subject,
+                    ownPrefix: configuration.replicaName + ".",
+                    dispatcher: dispatcher,
+                    replicated: setup.identifiers,
+                    guardian: guardian,
+                    connection: connection,
+                    snapshots: snapshots,
+                    snapshotEvery: configuration.snapshotEvery,
+                    migrations: configuration.migrations,
+                    onApply: onApply,
+                    onError: onError
+                ),
+                applied: base,
+                decoder: setup.decoder
+            )
+            do throws(ReplicationError) {
+                try await applier.start()
+                try await applier.waitUntilApplied(through: info.lastSequence, deadline: nil)
+            } catch {
+                applier.stop(because: error)
+                dispatcher.unregister(middleware: guardian)
+                for store in setup.stores {
+                    store.allowOutsideChanges()
+                }
+                throw error
+            }
+            catchUp = CatchUp(
+                snapshotSequence: loaded?.sequence,
+                caughtUp: applier.counts.applied,
+                lastSequence: applier.applied,
+                duration: ContinuousClock.now - started,
+                problems: problems.withLock { $0 }
+            )
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// Appends `action` to the stream, waits until this replica has applied it, and returns the
+    /// result of applying it here with its sequence number (read-your-writes).
+    ///
+    /// The append is retried with the same message id when the stream does not acknowledge it
+    /// (a leader being elected, a server lost), until the timeout: the stream stores it once.
+    ///
+    /// - Parameters:
+    ///   - action: An action that a replicated store handles.
+    ///   - timeout: How long to wait for the append and the application here; the configuration's
+    ///     ``Configuration/timeout`` when `nil`.
+    /// - Returns: The result of the `.sync` dispatch that applied it here, and its sequence number.
+    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/notReplicated`` when no replicated store
+    ///   handles the action's type; ``ReplicationError/Code/timedOut`` when the stream did not
+    ///   acknowledge it in time (it may still be stored: then every replica applies it) or this
+    ///   replica did not apply it in time; ``ReplicationError/Code/unavailable`` for an append the
+    ///   servers refused; ``ReplicationError/Code/cancelled`` when the task was cancelled;
+    ///   ``ReplicationError/Code/stopped`` after ``close()`` or a failure.
+    /// - Note: Thread-safe; any number of performs may wait at once (their appends are pipelined).
+    ///   Never call it from the replica's thread (an observer, `onApply`): it would wait for itself.
+    @discardableResult
+    public func perform<Action: ActionType & Encodable>(
+        _ action: Action,
+        timeout: Duration? = nil
+    ) async throws(ReplicationError) -> Outcome {
+        let deadline = ContinuousClock.now + (timeout ?? configuration.timeout)
+        let stream = configuration.stream
+        guard let stores = storesByActionType[ObjectIdentifier(Action.self)] else {
+            throw ReplicationError(
+                .notReplicated,
+                stream: stream,
+                message: "no replicated store of stream \(stream) handles \(Action.self), so \(action) cannot be "
+                    + "performed through it; dispatch it to the dispatcher instead"
+            )
+        }
+        let number = counter.withLock { counter in
+            counter += 1
+            return counter
+        }
+        let messageID = "\(configuration.replicaName).\(number)"
+        let record: Data
+        do {
+            record = try ActionLog.record(
+                of: action,
+                id: number,
+                mode: .sync,
+                storeIdentifiers: stores,
+                destination: "stream \(stream)"
+            )
+        } catch {
+            throw ReplicationError(.invalidSetup, stream: stream, message: error.message)
+        }
+        try applier.expect(messageID)
+        do throws(ReplicationError) {
+            let ack = try await append(record, messageID: messageID, deadline: deadline)
+            return try await applier.outcome(of: messageID, sequence: ack.sequence, deadline: deadline)
+        } catch {
+            applier.forget(messageID)
+            throw error
+        }
+    }
+
+    /// Waits until this replica has applied every message the stream held when it was called.
+    ///
+    /// - Parameter timeout: How long to wait, or `nil` for as long as it takes.
+    /// - Returns: The sequence number of the stream's last message when it was called.
+    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/timedOut``,
+    ///   ``ReplicationError/Code/unavailable`` when the stream's state cannot be read in time,
+    ///   ``ReplicationError/Code/cancelled``, or the failure that stopped the replica.
+    @discardableResult
+    public func waitUntilCaughtUp(timeout: Duration? = nil) async throws(ReplicationError) -> UInt64 {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let stream = configuration.stream
+        var last: NATSError?
+        while true {
+            do {
+                let end = try await connection.streamInfo(stream).lastSequence
+                try await applier.waitUntilApplied(through: end, deadline: deadline)
+                return end
+            } catch let error as NATSError {
+                last = error
+            } catch let error as ReplicationError {
+                throw error
+            } catch {
+                preconditionFailure("DispatchStoreNATS: unexpected error \(error)")
+            }
+            if let failure = applier.failure { throw failure }
+            if let deadline, ContinuousClock.now >= deadline {
+                throw ReplicationError(
+                    .unavailable,
+                    stream: stream,
+                    natsError: last,
+                    message: "cannot learn where stream \(stream) ends: \(last.map { "\($0)" } ?? "no answer")"
+                )
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+            if Task.isCancelled {
+                throw ReplicationError(.cancelled, stream: stream, message: "waiting to catch up was cancelled")
+            }
+        }
+    }
+
+    /// The sequence number of the last message applied here.
+    public var appliedSequence: UInt64 {
+        applier.applied
+    }
+
+    /// The problem that stopped the replica, or `nil` while it runs.
+    ///
+    /// A stopped replica applies nothing more and refuses performs; its stores keep refusing
+    /// outside changes. Start a new ``Replication`` (after fixing the cause) to go on.
+    public var failure: ReplicationError? {
+        applier.failure
+    }
+
+    /// How many dispatches that reached a replicated store without going through the stream were
+    /// refused.
+    public var refusedDispatches: Int {
+        guardian.refusedCount
+    }
+
+    /// Stops applying messages, fails the performs still waiting, and closes the connection.
+    ///
+    /// The stores keep the state of the last message applied and take changes from anywhere again:
+    /// they are no longer replicas. Calling it again does nothing.
+    public func close() async {
+        guard
+            closed.withLock({ closed in
+                defer { closed = true }
+                return !closed
+            })
+        else { return }
+        let stream = configuration.stream
+        let applier = applier
+        _ = try? await BlockingCalls.run { () throws(NATSError) in
+            applier.stop(
+                because: ReplicationError(
+                    .stopped,
+                    stream: stream,
+                    message: "the replica of stream \(stream) was closed"
+                )
+            )
+        }
+        dispatcher.unregister(middleware: guardian)
+        for identifier in storeIdentifiers {
+            dispatcher.store(with: identifier)?.allowOutsideChanges()
+        }
+        await connection.close()
+    }
+
+    /// Runs until the task running it is cancelled, then closes the replica: the shape of
+    /// swift-service-lifecycle's `Service`.
+    ///
+    /// - Throws: The failure that stopped the replica, if one does first (the replica is then
+    ///   closed too).
+    public func run() async throws {
+        while !Task.isCancelled {
+            if let failure {
+                await close()
+                throw failure
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        await close()
+    }
+
+    // MARK: Internals
+
+    /// Publishes `record`, retrying with the same message id until `deadline`.
+    private func append(
+        _ record: Data,
+        messageID: String,
+        deadline: ContinuousClock.Instant
+    ) async throws(ReplicationError) -> PublishAck {
+        let stream = configuration.stream
+        let publisher: AsyncPublisher
+        do {
+            publisher = try connection.publisher()
+        } catch {
+            throw ReplicationError(.unavailable, stream: stream, natsError: error, message: "\(error)")
+        }
+        var delay = Duration.milliseconds(50)
+        var last: NATSError?
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            if let failure = applier.failure { throw failure }
+            guard remaining > .zero else {
+                throw ReplicationError(
+                    .timedOut,
+                    stream: stream,
+                    natsError: last,
+                    message: "message \(messageID) was not acknowledged by stream \(stream) in time"
+                        + (last.map { " (\($0))" } ?? "") + "; it may still be stored, and then every replica "
+                        + "applies it (connection: \(connection.state))"
+                )
+            }
+            if Task.isCancelled {
+                throw ReplicationError(
+                    .cancelled,
+                    stream: stream,
+                    message: "appending message \(messageID) to stream \(stream) was cancelled; it may still be stored"
+                )
+            }
+            do {
+                return try await publisher.publish(
+                    record,
+                    to: configuration.subject,
+                    messageID: messageID,
+                    timeout: min(remaining, .seconds(2)),
+                    what: "appending message \(messageID) to stream \(stream)",
+                    stream: stream
+                )
+            } catch {
+                switch error.code {
+                case .timeout, .noResponders, .jetStream, .other:
+                    // A leader being elected, a server lost, a connection moving: the same id again.
+                    last = error
+                    try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
+                    delay = min(delay * 2, .milliseconds(500))
+                default:
+                    throw ReplicationError(
+                        .unavailable,
+                        stream: stream,
+                        natsError: error,
+                        message: "message \(messageID) was refused by stream \(stream): \(error)"
+                    )
+                }
+            }
+        }
+    }
+}
