@@ -58,6 +58,8 @@ public struct StreamInfo: Sendable, Hashable {
     /// The sequence number of the last message appended (also after it was discarded), 0 before
     /// the first.
     public let lastSequence: UInt64
+    /// The name of the server that leads the stream on a cluster (its `server_name`), if known.
+    public let leader: String?
 }
 
 /// The server's acknowledgement of a message stored in a stream.
@@ -271,6 +273,7 @@ extension StreamInfo {
         messages = info.State.Msgs
         firstSequence = info.State.FirstSeq
         lastSequence = info.State.LastSeq
+        leader = info.Cluster?.pointee.Leader.map { String(cString: $0) }
     }
 }
 

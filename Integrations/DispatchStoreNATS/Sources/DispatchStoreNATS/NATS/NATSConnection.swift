@@ -36,6 +36,9 @@ public final class NATSConnection: Sendable {
         public var maximumPingsOut = 2
         /// How long to wait between two attempts to reconnect to the same server.
         public var reconnectWait: Duration = .milliseconds(250)
+        /// Whether to connect only to the servers given, never to the other servers of their cluster
+        /// that a server tells the client about.
+        public var usesOnlyGivenServers = false
 
         /// The defaults: a 2-second connect timeout, 5-second requests, a server given up after
         /// about 3 seconds of silence.
@@ -101,6 +104,7 @@ public final class NATSConnection: Sendable {
         _ = natsOptions_SetMaxReconnect(settings, -1)
         _ = natsOptions_SetReconnectWait(settings, options.reconnectWait.milliseconds)
         _ = natsOptions_SetReconnectJitter(settings, 100, 1_000)
+        _ = natsOptions_SetIgnoreDiscoveredServers(settings, options.usesOnlyGivenServers)
         var connection: OpaquePointer?
         status = natsConnection_Connect(&connection, settings)
         guard status == NATS_OK, let connection else {

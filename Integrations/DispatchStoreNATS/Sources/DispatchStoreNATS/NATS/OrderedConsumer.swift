@@ -43,6 +43,9 @@ final class OrderedConsumer: @unchecked Sendable {
             options.Ordered = true
             options.Config.DeliverPolicy = startSequence > 1 ? js_DeliverByStartSequence : js_DeliverAll
             options.Config.OptStartSeq = startSequence > 1 ? startSequence : 0
+            // Heartbeats every second: a consumer whose server died is noticed, and made again on
+            // another server, within about two seconds (nats.c's default is five).
+            options.Config.Heartbeat = 1_000_000_000
             var subscription: OpaquePointer?
             var code = jsErrCode(0)
             let status = stream.withCString { name in

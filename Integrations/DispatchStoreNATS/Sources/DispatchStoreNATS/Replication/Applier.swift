@@ -346,6 +346,16 @@ final class Applier: @unchecked Sendable {
         if let every = context.snapshotEvery, isOwn, message.sequence % UInt64(every) == 0 {
             takeSnapshot(at: message.sequence)
         }
+        // Before the waiting tasks hear of the message: once a wait for it ends, so did this call.
+        context.onApply?(
+            Replication.AppliedMessage(
+                sequence: message.sequence,
+                result: result,
+                messageID: message.messageID,
+                isOwn: isOwn,
+                storedAt: Date(timeIntervalSince1970: Double(message.timestamp) / 1e9)
+            )
+        )
         let outcome = Replication.Outcome(result: result, sequence: message.sequence)
         let (waiter, ready) = withShared { shared -> (OutcomeWaiter?, [SequenceWaiter]) in
             shared.applied = message.sequence
@@ -368,15 +378,6 @@ final class Applier: @unchecked Sendable {
         for ready in ready {
             ready.resume(returning: .success(message.sequence))
         }
-        context.onApply?(
-            Replication.AppliedMessage(
-                sequence: message.sequence,
-                result: result,
-                messageID: message.messageID,
-                isOwn: isOwn,
-                storedAt: Date(timeIntervalSince1970: Double(message.timestamp) / 1e9)
-            )
-        )
     }
 
     /// Dispatches `action` `.sync`, admitted by the guard, and returns its result.

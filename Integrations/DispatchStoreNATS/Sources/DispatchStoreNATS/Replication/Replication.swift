@@ -178,7 +178,8 @@ public final class Replication: Sendable {
     ///   - stores: The stores to replicate: registered, with `Codable` states and actions whose types
     ///     have stable names (``StablyNamed``), and nothing applied yet.
     ///   - configuration: The stream and how to use it.
-    ///   - onApply: Called after each message is applied here, on the replica's thread.
+    ///   - onApply: Called after each message is applied here, on the replica's thread, before the
+    ///     tasks waiting for that message (its perform, ``waitUntilApplied(through:timeout:)``) resume.
     ///   - onError: Called with each problem while running: a dispatch refused
     ///     (``ReplicationError/Code/changeOutsideStream``), a snapshot not written, the failure that
     ///     stopped the replica; on the thread that met it.
@@ -382,6 +383,10 @@ public final class Replication: Sendable {
 
     /// Waits until this replica has applied every message the stream held when it was called.
     ///
+    /// The stream's end is what the server answering says: a server back from a pause may, for a
+    /// moment, answer as the leader it was and report an older end. To wait for what another replica
+    /// performed, pass its sequence number to ``waitUntilApplied(through:timeout:)``.
+    ///
     /// - Parameter timeout: How long to wait, or `nil` for as long as it takes.
     /// - Returns: The sequence number of the stream's last message when it was called.
     /// - Throws: ``ReplicationError``: ``ReplicationError/Code/timedOut``,
@@ -418,6 +423,18 @@ public final class Replication: Sendable {
                 throw ReplicationError(.cancelled, stream: stream, message: "waiting to catch up was cancelled")
             }
         }
+    }
+
+    /// Waits until this replica has applied the message `sequence` and every one before it: for
+    /// reading here what another replica performed (its ``Outcome/sequence``).
+    ///
+    /// - Parameters:
+    ///   - sequence: A sequence number of the stream.
+    ///   - timeout: How long to wait, or `nil` for as long as it takes.
+    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/timedOut``,
+    ///   ``ReplicationError/Code/cancelled``, or the failure that stopped the replica.
+    public func waitUntilApplied(through sequence: UInt64, timeout: Duration? = nil) async throws(ReplicationError) {
+        try await applier.waitUntilApplied(through: sequence, deadline: timeout.map { ContinuousClock.now + $0 })
     }
 
     /// The sequence number of the last message applied here.

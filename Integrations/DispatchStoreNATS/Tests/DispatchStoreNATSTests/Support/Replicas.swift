@@ -70,6 +70,8 @@ struct Replica {
     let clicks: Store<Clicks, ClickAction>
     let replication: Replication
     let errors: Shared<[ReplicationError]>
+    /// The ledger's state after each message applied, by sequence number.
+    let history: Shared<[UInt64: Ledger]>
 
     /// Starts a replica of `stream` on `urls`.
     static func start(
@@ -98,11 +100,16 @@ struct Replica {
         configuration.timeout = timeout
         configuration.connection = connection
         let errors = Shared<[ReplicationError]>([])
+        let history = Shared<[UInt64: Ledger]>([:])
         let replication = try await Replication(
             dispatcher: dispatcher,
             stores: [ledger, tally],
             configuration: configuration,
-            onApply: onApply,
+            onApply: { applied in
+                // On the applier's thread, right after the message: the state it made.
+                history.withLock { $0[applied.sequence] = ledger.state }
+                onApply?(applied)
+            },
             onError: { error in errors.append(error) }
         )
         return Replica(
@@ -111,7 +118,8 @@ struct Replica {
             tally: tally,
             clicks: clicks,
             replication: replication,
-            errors: errors
+            errors: errors,
+            history: history
         )
     }
 
