@@ -1,3 +1,5 @@
+import Foundation
+
 /// The command line of `inventory`, parsed.
 ///
 /// The options are a table (``InventoryOptions/options``): each entry names the option, the value
@@ -13,6 +15,15 @@ public struct InventoryOptions: Equatable, Sendable {
     public var snapshotEvery: Int?
     /// `--replay PATH`: the action log to replay instead of reading standard input.
     public var replayPath: String?
+    /// `--nats URL[,URL...]`: the NATS servers of the stream the stores are replicated through (the
+    /// program built in `Integrations/DispatchStoreNATS`).
+    public var natsServers: [String]?
+    /// `--stream NAME`: the stream, with `--nats`; `nil` when not given (the program then takes
+    /// `INVENTORY`).
+    public var streamName: String?
+    /// `--export PATH`: with `--nats`, write the stream as an action log to PATH instead of reading
+    /// standard input.
+    public var exportPath: String?
     /// `--verbose` or `--quiet`.
     public var verbosity = InventoryService.Verbosity.normal
     /// `-h` or `--help`.
@@ -21,7 +32,8 @@ public struct InventoryOptions: Equatable, Sendable {
     /// The usage in one line, for a usage error.
     public static let shortUsage =
         "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl, "
-        + "or inventory --replay PATH; "
+        + "or inventory --replay PATH, "
+        + "or inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--export PATH]; "
         + "inventory --help explains"
 
     /// A command line the program cannot run: a sentence naming the argument.
@@ -63,6 +75,13 @@ public struct InventoryOptions: Equatable, Sendable {
         // A value that is not a whole number becomes 0, which the check after parsing refuses.
         Option(["--snapshot-every"], value: "N") { $0.snapshotEvery = Int($1) ?? 0 },
         Option(["--replay"], value: "PATH") { $0.replayPath = $1 },
+        // An empty list (",") becomes [], which the check after parsing refuses.
+        Option(["--nats"], value: "URL") { options, urls in
+            options.natsServers = urls.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        },
+        Option(["--stream"], value: "NAME") { $0.streamName = $1 },
+        Option(["--export"], value: "PATH") { $0.exportPath = $1 },
         Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
         Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
         Option(["--help", "-h"]) { options, _ in options.showsHelp = true },
@@ -73,11 +92,17 @@ public struct InventoryOptions: Equatable, Sendable {
         ("--quiet", "--verbose"),
         ("--replay", "--log"),
         ("--replay", "--data"),
+        ("--nats", "--data"),
+        ("--nats", "--log"),
+        ("--nats", "--replay"),
+        ("--export", "--snapshot-every"),
     ]
 
-    /// Options that need another one, by their first names: the first needs the second.
-    public static let requirements: [(String, String)] = [
-        ("--snapshot-every", "--data")
+    /// Options that need another one, by their first names: the first needs one of the others.
+    public static let requirements: [(String, [String])] = [
+        ("--snapshot-every", ["--data", "--nats"]),
+        ("--stream", ["--nats"]),
+        ("--export", ["--nats"]),
     ]
 
     /// The defaults: read standard input, no log, notable outcomes on standard error.
@@ -121,8 +146,15 @@ public struct InventoryOptions: Equatable, Sendable {
         for (first, second) in Self.conflicts where seen.contains(first) && seen.contains(second) {
             throw UsageError("\(first) and \(second) cannot be used together")
         }
-        for (option, needed) in Self.requirements where seen.contains(option) && !seen.contains(needed) {
-            throw UsageError("\(option) needs \(needed)")
+        for (option, needed) in Self.requirements where seen.contains(option) && !needed.contains(where: seen.contains)
+        {
+            throw UsageError("\(option) needs \(needed.joined(separator: " or "))")
+        }
+        if let natsServers, natsServers.isEmpty {
+            throw UsageError("--nats needs at least one server URL, such as nats://127.0.0.1:4222")
+        }
+        if let streamName, (try? /[A-Za-z0-9_-]+/.wholeMatch(in: streamName)) == nil {
+            throw UsageError("--stream needs a NAME of letters, digits, '-' and '_', not '\(streamName)'")
         }
         if let snapshotEvery, snapshotEvery < 1 {
             throw UsageError("--snapshot-every needs a whole number of 1 or more")

@@ -80,6 +80,9 @@ public final class InventoryService: Sendable {
     ///     from it, and every event is recorded in it.
     ///   - snapshotEvery: How many events between two snapshots in the data directory.
     ///   - verbosity: How much to tell on standard error.
+    ///   - logsEvents: Whether a middleware logs each event's outcome, naming its input line (`false`
+    ///     when the caller logs them itself, as the replicated service does for the events of every
+    ///     replica).
     ///   - diagnostics: Writes one line for the operator (standard error in the program).
     /// - Throws: ``StartError``, `JournalError` or `ActionLogError`, each naming the file, when the
     ///   data directory or the log cannot be used.
@@ -88,6 +91,7 @@ public final class InventoryService: Sendable {
         dataDirectory: String? = nil,
         snapshotEvery: Int = 1_000,
         verbosity: Verbosity = .normal,
+        logsEvents: Bool = true,
         diagnostics: @escaping @Sendable (String) -> Void
     ) throws {
         stock = Store(identifier: "stock", reducer: StockReducer())
@@ -121,9 +125,16 @@ public final class InventoryService: Sendable {
             journal = nil
         }
         let recovered = journal?.recovery.recordCount ?? 0
-        dispatcher.register(
-            middleware: ServiceLogger(verbosity: verbosity, stock: stock, lineNumbers: lineNumbers, write: diagnostics)
-        )
+        if logsEvents {
+            dispatcher.register(
+                middleware: ServiceLogger(
+                    verbosity: verbosity,
+                    stock: stock,
+                    lineNumbers: lineNumbers,
+                    write: diagnostics
+                )
+            )
+        }
         if let logPath {
             // Opened first: the library reports a path that cannot be a log, takes the log's writer
             // lock, and cuts away a torn tail, so that what is left is the earlier runs' events.
@@ -186,17 +197,7 @@ public final class InventoryService: Sendable {
     ///   `false` for a bad or blank line, and for every line once ``finish(reason:)`` began.
     @discardableResult
     public func accept(line: String, number: Int) -> Bool {
-        if line.allSatisfy(\.isWhitespace) {
-            counts.withLock { $0.linesRead += 1 }
-            return false
-        }
-        let action: InventoryAction
-        do {
-            action = try Event.parse(line)
-        } catch {
-            reportBadLine(number: number, problem: error.description)
-            return false
-        }
+        guard let action = parse(line: line, number: number) else { return false }
         return counts.withLock { counts in
             counts.linesRead += 1
             guard !counts.stopping else { return false }
@@ -206,6 +207,44 @@ public final class InventoryService: Sendable {
             lineNumbers.append(number)
             dispatcher.dispatch(action, mode: .serial)
             return true
+        }
+    }
+
+    /// Takes one input line for a caller that submits its event itself (the replicated service):
+    /// parses and counts it, or reports it as bad.
+    ///
+    /// - Parameters:
+    ///   - line: The line, without its newline.
+    ///   - number: Its line number, counting from 1, for the report of a bad line.
+    /// - Returns: The event's action, counted as accepted; `nil` for a bad or blank line, and for
+    ///   every line once ``stopAccepting()`` or ``finish(reason:)`` was called.
+    public func admit(line: String, number: Int) -> InventoryAction? {
+        guard let action = parse(line: line, number: number) else { return nil }
+        return counts.withLock { counts in
+            counts.linesRead += 1
+            guard !counts.stopping else { return nil }
+            counts.accepted += 1
+            return action
+        }
+    }
+
+    /// Stops accepting events: ``accept(line:number:)`` and ``admit(line:number:)`` refuse every
+    /// line from now on.
+    public func stopAccepting() {
+        counts.withLock { $0.stopping = true }
+    }
+
+    /// The action of a line, or `nil` for a blank line (counted) and a bad one (counted and reported).
+    private func parse(line: String, number: Int) -> InventoryAction? {
+        if line.allSatisfy(\.isWhitespace) {
+            counts.withLock { $0.linesRead += 1 }
+            return nil
+        }
+        do {
+            return try Event.parse(line)
+        } catch {
+            reportBadLine(number: number, problem: error.description)
+            return nil
         }
     }
 

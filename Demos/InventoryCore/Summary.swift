@@ -126,6 +126,28 @@ public struct Summary: Codable, Equatable, Sendable {
         }
     }
 
+    /// The stream the stores are replicated through (`--nats`).
+    public struct Stream: Codable, Equatable, Sendable {
+        /// The stream's name.
+        public var name: String
+        /// The sequence number of the last message this replica applied: the stream's end when it
+        /// stopped.
+        public var last: UInt64
+        /// How many messages it applied when it started, to catch up (after the snapshot it loaded).
+        public var caughtUp: Int
+        /// How many of its accepted events were not applied: their append failed, or was not
+        /// applied here in time.
+        public var failed: Int
+
+        /// Creates the counts.
+        public init(name: String, last: UInt64, caughtUp: Int, failed: Int) {
+            self.name = name
+            self.last = last
+            self.caughtUp = caughtUp
+            self.failed = failed
+        }
+    }
+
     /// Why the service stopped: `end of input`, `SIGTERM`, `SIGINT` or a replay.
     public var reason: String
     /// What became of the input lines.
@@ -144,6 +166,8 @@ public struct Summary: Codable, Equatable, Sendable {
     public var log: Log?
     /// The data directory; `nil` without `--data`.
     public var data: DataDirectory?
+    /// The stream; `nil` without `--nats`.
+    public var stream: Stream?
 
     /// Creates a summary.
     public init(
@@ -155,7 +179,8 @@ public struct Summary: Codable, Equatable, Sendable {
         audit: Audit,
         shutdown: Shutdown? = nil,
         log: Log? = nil,
-        data: DataDirectory? = nil
+        data: DataDirectory? = nil,
+        stream: Stream? = nil
     ) {
         self.reason = reason
         self.lines = lines
@@ -166,6 +191,7 @@ public struct Summary: Codable, Equatable, Sendable {
         self.shutdown = shutdown
         self.log = log
         self.data = data
+        self.stream = stream
     }
 
     /// The summary as pretty-printed JSON with sorted, snake_case keys.
@@ -211,6 +237,12 @@ extension Summary {
         let shutdown = shutdown ?? Shutdown(inFlight: 0, applied: 0, cancelled: 0, refused: 0, allApplied: true)
         if accepted == 0 {
             parts.append(recovered == 0 ? "no event was accepted" : "no new event was accepted")
+        } else if let stream, stream.failed > 0 {
+            isError = true
+            parts.append(
+                "\(stream.failed) of \(accepted) accepted events were not applied (their append to stream "
+                    + "\(stream.name) failed or was not applied here in time)"
+            )
         } else if shutdown.allApplied {
             let all =
                 accepted == 1 ? "the 1 accepted event was applied" : "all \(accepted) accepted events were applied"
@@ -244,6 +276,13 @@ extension Summary {
                         + (recovered == 0 ? "" : ", \(recovered) of them recovered at the start")
                 )
             }
+        }
+        if let stream {
+            parts.append(
+                "this replica applied stream \(stream.name) up to message \(stream.last)"
+                    + (stream.caughtUp == 0
+                        ? "" : ", \(count(stream.caughtUp, "message")) of them caught up at the start")
+            )
         }
         if shutdown.refused > 0 {
             parts.append("\(count(shutdown.refused, "event")) arriving after the stop were refused")

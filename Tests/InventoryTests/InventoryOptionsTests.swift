@@ -15,6 +15,11 @@ struct InventoryOptionsTests {
         #expect(try InventoryOptions(arguments: ["--data", "state"]).snapshotEvery == nil)
         #expect(try InventoryOptions(arguments: ["-h"]).showsHelp)
         #expect(try InventoryOptions(arguments: ["--quiet", "--help"]).showsHelp)
+        let nats = try InventoryOptions(arguments: [
+            "--nats", "nats://a:1, nats://b:2", "--stream", "S", "--snapshot-every=9",
+        ])
+        #expect(nats.natsServers == ["nats://a:1", "nats://b:2"] && nats.streamName == "S" && nats.snapshotEvery == 9)
+        #expect(try InventoryOptions(arguments: ["--nats=nats://a:1", "--export", "e.jsonl"]).exportPath == "e.jsonl")
     }
 
     @Test(
@@ -30,7 +35,17 @@ struct InventoryOptionsTests {
             (["--verbose", "--quiet"], "--quiet and --verbose cannot be used together"),
             (["--log", "a", "--replay", "b"], "--replay and --log cannot be used together"),
             (["--data", "d", "--replay", "b"], "--replay and --data cannot be used together"),
-            (["--snapshot-every", "10"], "--snapshot-every needs --data"),
+            (["--snapshot-every", "10"], "--snapshot-every needs --data or --nats"),
+            (["--stream", "S"], "--stream needs --nats"),
+            (["--export", "e.jsonl"], "--export needs --nats"),
+            (["--nats", ","], "--nats needs at least one server URL, such as nats://127.0.0.1:4222"),
+            (["--nats", "u", "--stream", "a.b"], "--stream needs a NAME of letters, digits, '-' and '_', not 'a.b'"),
+            (["--nats", "u", "--data", "d"], "--nats and --data cannot be used together"),
+            (["--nats", "u", "--replay", "r"], "--nats and --replay cannot be used together"),
+            (
+                ["--nats", "u", "--export", "e", "--snapshot-every", "5"],
+                "--export and --snapshot-every cannot be used together"
+            ),
             (["--data", "d", "--snapshot-every", "0"], "--snapshot-every needs a whole number of 1 or more"),
             (["--data", "d", "--snapshot-every=ten"], "--snapshot-every needs a whole number of 1 or more"),
             (["--data", "d", "--snapshot-every", "-5"], "--snapshot-every needs a whole number of 1 or more"),

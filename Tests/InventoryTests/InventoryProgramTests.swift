@@ -164,6 +164,11 @@ struct InventoryProgramTests {
             (["--quiet", "--verbose"], "--quiet and --verbose cannot be used together"),
             (["--replay", "a.jsonl", "--log", "b.jsonl"], "--replay and --log cannot be used together"),
             (["events.jsonl"], "unexpected argument 'events.jsonl'; events come on standard input"),
+            (
+                ["--nats", "nats://127.0.0.1:4222"],
+                "--nats needs the inventory built from Integrations/DispatchStoreNATS: "
+                    + "swift run --package-path Integrations/DispatchStoreNATS inventory --nats URL"
+            ),
         ]
     )
     func badCommandLines(arguments: [String], problem: String) async throws {
