@@ -248,6 +248,20 @@ public final class InventoryService: Sendable {
         }
     }
 
+    /// Writes what became of one event on standard error, as the service does for the events it
+    /// dispatches itself: an error when it was not applied in full, its outcome when notable (a
+    /// refused order, a duplicate id, an ignored cancel), or always when verbose.
+    ///
+    /// Call it right after the event was applied, before the next one: it reads the outcome the
+    /// stock store recorded for it.
+    ///
+    /// - Parameters:
+    ///   - result: How the event's transaction ended.
+    ///   - event: The event's name in the message: `Line 7`, `Stream message 12`.
+    public func logOutcome(of result: DispatchResult, event: String) {
+        ServiceLogger.log(result, event: event, verbosity: verbosity, stock: stock, write: diagnostics)
+    }
+
     /// Counts a line that is not an event and reports it as an error naming the line.
     ///
     /// - Parameters:
@@ -390,6 +404,17 @@ final class ServiceLogger: Middleware, Sendable {
 
     func didFinish(_ result: DispatchResult, in dispatcher: Dispatcher) {
         let event = lineNumbers.removeFirst().map { "Line \($0)" } ?? "Replayed event #\(result.transaction.id)"
+        Self.log(result, event: event, verbosity: verbosity, stock: stock, write: write)
+    }
+
+    /// Writes what became of the event `event` (`Line 7`), whose transaction ended with `result`.
+    static func log(
+        _ result: DispatchResult,
+        event: String,
+        verbosity: InventoryService.Verbosity,
+        stock: Store<StockState, InventoryAction>,
+        write: @Sendable (String) -> Void
+    ) {
         if let error = result.error {
             write("inventory: error: \(event) was not applied: \(error)")
             return

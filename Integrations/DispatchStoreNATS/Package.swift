@@ -31,6 +31,26 @@ let package = Package(
                 .product(name: "DispatchStore", package: "DispatchStore"),
             ]
         ),
+        // The inventory demo with `--nats`: `swift run inventory --nats URL < events.jsonl`. Its core is
+        // the root package's Demos/InventoryCore, linked here (Sources/InventoryCore is a symbolic link),
+        // so that both programs are one module of one name and read each other's action logs.
+        .target(
+            name: "InventoryCore",
+            dependencies: [.product(name: "DispatchStore", package: "DispatchStore")]
+        ),
+        .executableTarget(
+            name: "inventory",
+            dependencies: [
+                "InventoryCore", "DispatchStoreNATS", .product(name: "DispatchStore", package: "DispatchStore"),
+            ]
+        ),
+        .testTarget(
+            name: "InventoryNATSTests",
+            dependencies: [
+                "InventoryCore", "DispatchStoreNATS", "inventory", "NATSTestSupport", "TestSupport",
+                .product(name: "DispatchStore", package: "DispatchStore"),
+            ]
+        ),
         // The root package's test helpers (Tests/TestSupport is a symbolic link to them), and servers
         // for the tests: nats-server started on free ports of 127.0.0.1, stopped by process id.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

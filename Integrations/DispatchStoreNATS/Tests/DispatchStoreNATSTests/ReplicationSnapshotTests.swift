@@ -94,7 +94,7 @@ struct ReplicationSnapshotTests {
         #expect(report.snapshotSequence == 10 && report.caughtUp == 15)
         #expect(report.problems.map(\.code) == [.snapshot])
         #expect(
-            report.problems.first?.message.contains("snapshot 20 in bucket LEDGER-snapshots holds 16 bytes") == true
+            report.problems.first?.message.contains("Snapshot 20 in bucket LEDGER-snapshots holds 16 bytes") == true
         )
         #expect(converged(writer, late))
         await writer.replication.close()
@@ -114,7 +114,7 @@ struct ReplicationSnapshotTests {
         } throws: { error in
             guard let error = error as? ReplicationError else { return false }
             return error.code == .gap && error.sequence == 1
-                && error.message.contains("stream LEDGER no longer holds messages 1 to 30")
+                && error.message.contains("Stream LEDGER no longer holds messages 1 to 30")
         }
         await writer.replication.close()
     }
@@ -169,7 +169,7 @@ struct ReplicationSnapshotTests {
                 } throws: { error in
                     guard let error = error as? ReplicationError else { return false }
                     return error.code == .gap && error.sequence == 6
-                        && error.message.contains("stream LEDGER no longer holds messages 6 to 40")
+                        && error.message.contains("Stream LEDGER no longer holds messages 6 to 40")
                         && error.message.contains("it stopped after message 5 rather than skip them")
                 }
                 #expect(reader.replication.failure?.code == .gap && reader.errors.current.map(\.code) == [.gap])

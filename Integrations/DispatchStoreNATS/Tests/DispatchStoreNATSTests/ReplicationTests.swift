@@ -176,7 +176,7 @@ struct ReplicationTests {
         let notCodable = await attempt(dispatcher, [clicks])
         #expect(notCodable?.message.contains("its state type Clicks is not Codable") == true)
         let badName = await attempt(dispatcher, [ledger], stream: "a.b")
-        #expect(badName?.message.contains("the stream name 'a.b'") == true)
+        #expect(badName?.message.contains("The stream name 'a.b'") == true)
         dispatcher.dispatch(LedgerAction.mix(1), mode: .sync)
         let changed = await attempt(dispatcher, [ledger])
         #expect(changed?.message.contains("has applied 1 actions already") == true)
@@ -227,7 +227,7 @@ struct ReplicationTests {
         defer { cluster.stop() }
         let replica = try await Replica.start(cluster.urls, stream: "LEDGER", timeout: .seconds(3))
         try await replica.replication.perform(LedgerAction.mix(1))
-        cluster.servers[0].stop()
+        cluster.servers[0].kill()
         let started = ContinuousClock.now
         await #expect {
             try await replica.replication.perform(LedgerAction.mix(2))

@@ -62,13 +62,14 @@ public struct NATSError: Error, Sendable, Hashable, CustomStringConvertible, Cus
     ///   - servers: The servers the connection was given.
     ///   - stream: The stream or bucket involved, if any.
     ///   - jetStreamCode: The JetStream error code, if any.
-    ///   - message: A sentence naming what went wrong.
+    ///   - message: A sentence naming what went wrong; a lowercase first letter is capitalized and a
+    ///     final period added where it has none.
     public init(_ code: Code, servers: [String], stream: String? = nil, jetStreamCode: Int? = nil, message: String) {
         self.code = code
         self.servers = servers
         self.stream = stream
         self.jetStreamCode = jetStreamCode
-        self.message = message
+        self.message = sentence(message)
     }
 
     /// The message: a sentence naming the servers, the stream and what went wrong.

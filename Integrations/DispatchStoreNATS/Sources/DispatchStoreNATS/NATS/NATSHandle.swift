@@ -168,7 +168,12 @@ final class NATSHandle: @unchecked Sendable {
         }
         var text = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
         if let last = nats_GetLastError(nil).map({ String(cString: $0) }), !last.isEmpty, last != text {
-            text = last
+            // nats.c starts its text with where it was set: "(conn.c:2088): No server available...".
+            if last.hasPrefix("("), let end = last.range(of: "): ") {
+                text = String(last[end.upperBound...])
+            } else {
+                text = last
+            }
         }
         if code == .other && text.contains("wrong last sequence") {
             return NATSError(

@@ -335,8 +335,9 @@ final class Applier: @unchecked Sendable {
                 .unreadableMessage,
                 stream: context.stream,
                 sequence: message.sequence,
-                message: "message \(message.sequence) of stream \(context.stream) cannot be applied: \(error.message) "
-                    + "This replica stopped before it rather than skip it."
+                message:
+                    "message \(message.sequence) of stream \(context.stream) cannot be applied: \(clause(error.message)); "
+                    + "this replica stopped before it rather than skip it"
             )
         }
         let result = apply(entry.action)
@@ -401,8 +402,9 @@ final class Applier: @unchecked Sendable {
                 .stopped,
                 stream: context.stream,
                 sequence: sequence,
-                message: "message \(sequence) of stream \(context.stream) could not be applied: \(error.message) "
-                    + "This replica stopped."
+                message:
+                    "message \(sequence) of stream \(context.stream) could not be applied: \(clause(error.message)); "
+                    + "this replica stopped"
             )
         }
         for outcome in result.outcomes where context.replicated.contains(outcome.storeIdentifier) {
@@ -533,7 +535,7 @@ final class Applier: @unchecked Sendable {
                     stream: context.stream,
                     storeIdentifier: error.storeIdentifier,
                     sequence: sequence,
-                    message: "no snapshot was taken after message \(sequence): \(error.message)"
+                    message: "no snapshot was taken after message \(sequence): \(clause(error.message))"
                 )
             )
         }
@@ -673,7 +675,12 @@ final class Applier: @unchecked Sendable {
     }
 
     private func unavailable(_ error: NATSError, _ what: String) -> ReplicationError {
-        ReplicationError(.unavailable, stream: context.stream, natsError: error, message: "\(what): \(error)")
+        ReplicationError(
+            .unavailable,
+            stream: context.stream,
+            natsError: error,
+            message: "\(what): \(clause(of: error))"
+        )
     }
 
     /// Runs async work from the applier thread, which waits for it (it is not a thread of the

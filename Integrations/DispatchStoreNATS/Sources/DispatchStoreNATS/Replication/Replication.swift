@@ -65,6 +65,10 @@ public final class Replication: Sendable {
         public var replicas: Int = 1
         /// How many messages between two snapshots, or `nil` for none.
         public var snapshotEvery: Int? = 1_000
+        /// Whether a starting replica loads the latest snapshot (`true`), or applies the whole stream
+        /// from its first message (`false`: for a complete action log of it; it fails with
+        /// ``ReplicationError/Code/gap`` when the stream's limits discarded messages).
+        public var startsFromSnapshot = true
         /// The key-value bucket of the snapshots: `<stream>-snapshots` by default.
         public var snapshotBucket: String
         /// How long ``Replication/perform(_:timeout:)`` waits, by default, for its action to be
@@ -211,7 +215,7 @@ public final class Replication: Sendable {
                 .unavailable,
                 stream: stream,
                 natsError: error,
-                message: "cannot start the replica of stream \(stream): \(error)"
+                message: "cannot start the replica of stream \(stream): \(clause(of: error))"
             )
         }
         self.connection = connection
@@ -236,7 +240,7 @@ public final class Replication: Sendable {
                     .unavailable,
                     stream: stream,
                     natsError: error,
-                    message: "cannot start the replica of stream \(stream): \(error)"
+                    message: "cannot start the replica of stream \(stream): \(clause(of: error))"
                 )
             }
             let snapshots = SnapshotStore(
@@ -244,14 +248,14 @@ public final class Replication: Sendable {
                 stream: stream,
                 chunkSize: max(1_024, connection.maximumPayload - 4_096)
             )
-            let loaded = try await SnapshotLoader(
+            let loader = SnapshotLoader(
                 snapshots: snapshots,
                 dispatcher: dispatcher,
                 replicated: setup.identifiers,
                 migrations: configuration.migrations,
                 onProblem: { problem in problems.withLock { $0.append(problem) } }
             )
-            .latest()
+            let loaded = configuration.startsFromSnapshot ? try await loader.latest() : nil
             let base = loaded?.sequence ?? 0
             if info.messages > 0 || info.lastSequence > base, base + 1 < info.firstSequence {
                 throw ReplicationError(
@@ -260,8 +264,9 @@ public final class Replication: Sendable {
                     sequence: base + 1,
                     message: "stream \(stream) no longer holds messages \(base + 1) to \(info.firstSequence - 1) "
                         + "(its limits discarded them), and "
-                        + (loaded == nil
-                            ? "no snapshot is readable" : "the latest snapshot covers up to message \(base)")
+                        + (loaded.map { "the latest snapshot covers up to message \($0.sequence)" }
+                            ?? (configuration.startsFromSnapshot
+                                ? "no snapshot is readable" : "snapshots were not to be used"))
                         + "; the replica cannot catch up"
                 )
             }
@@ -415,7 +420,7 @@ public final class Replication: Sendable {
                     .unavailable,
                     stream: stream,
                     natsError: last,
-                    message: "cannot learn where stream \(stream) ends: \(last.map { "\($0)" } ?? "no answer")"
+                    message: "cannot learn where stream \(stream) ends: \(last.map { clause(of: $0) } ?? "no answer")"
                 )
             }
             try? await Task.sleep(for: .milliseconds(100))
@@ -527,7 +532,8 @@ public final class Replication: Sendable {
                     stream: stream,
                     natsError: last,
                     message: "message \(messageID) was not acknowledged by stream \(stream) in time"
-                        + (last.map { " (\($0))" } ?? "") + "; it may still be stored, and then every replica "
+                        + (last.map { " (\(clause(of: $0)))" } ?? "")
+                        + "; it may still be stored, and then every replica "
                         + "applies it (connection: \(connection.state))"
                 )
             }
@@ -559,7 +565,7 @@ public final class Replication: Sendable {
                         .unavailable,
                         stream: stream,
                         natsError: error,
-                        message: "message \(messageID) was refused by stream \(stream): \(error)"
+                        message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"
                     )
                 }
             }

@@ -60,7 +60,8 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
     ///   - storeIdentifier: The store involved, if any.
     ///   - sequence: The sequence number of the message involved, if any.
     ///   - natsError: The NATS failure behind it, if any.
-    ///   - message: A sentence naming what went wrong.
+    ///   - message: A sentence naming what went wrong; a lowercase first letter is capitalized and a
+    ///     final period added where it has none.
     public init(
         _ code: Code,
         stream: String,
@@ -74,7 +75,7 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
         self.storeIdentifier = storeIdentifier
         self.sequence = sequence
         self.natsError = natsError
-        self.message = message
+        self.message = sentence(message)
     }
 
     /// The message: a sentence naming the stream, the store or message and what went wrong.

@@ -120,7 +120,7 @@ struct SnapshotStore: Sendable {
                     .unavailable,
                     stream: stream,
                     natsError: error,
-                    message: "cannot read the snapshots of stream \(stream): \(error)"
+                    message: "cannot read the snapshots of stream \(stream): \(clause(of: error))"
                 )
             )
         }
@@ -155,7 +155,7 @@ struct SnapshotStore: Sendable {
                         .unavailable,
                         stream: stream,
                         natsError: error,
-                        message: "cannot read \(name(manifest.sequence)): \(error)"
+                        message: "cannot read \(name(manifest.sequence)): \(clause(of: error))"
                     )
                 )
             }

@@ -64,7 +64,7 @@ final class SnapshotWriter: Sendable {
                         stream: store.stream,
                         sequence: next.sequence,
                         natsError: error,
-                        message: "\(store.name(next.sequence)) was not written: \(error)"
+                        message: "\(store.name(next.sequence)) was not written: \(clause(of: error))"
                     )
                 )
             }

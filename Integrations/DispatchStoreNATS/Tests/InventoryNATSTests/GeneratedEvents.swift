@@ -1,0 +1,1 @@
+../../../../Tests/InventoryTests/Support.swift
