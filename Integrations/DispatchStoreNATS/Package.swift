@@ -51,6 +51,14 @@ let package = Package(
                 .product(name: "DispatchStore", package: "DispatchStore"),
             ]
         ),
+        // The benchmark: `swift run -c release nats-bench`, against servers it starts (as the tests do).
+        .executableTarget(
+            name: "nats-bench",
+            dependencies: [
+                "DispatchStoreNATS", "CNATS", "NATSTestSupport",
+                .product(name: "DispatchStore", package: "DispatchStore"),
+            ]
+        ),
         // The root package's test helpers (Tests/TestSupport is a symbolic link to them), and servers
         // for the tests: nats-server started on free ports of 127.0.0.1, stopped by process id.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -1,5 +1,6 @@
 import Foundation
 import NATSTestSupport
+import TestSupport
 import Testing
 
 @testable import DispatchStoreNATS
@@ -78,23 +79,25 @@ struct NATSConnectionTests {
         let connection = try await NATSConnection.connect(to: cluster.urls)
         defer { Task { await connection.close() } }
         try await connection.createStream(StreamConfiguration(name: "LOG", subjects: ["log"]))
-        let publisher = try connection.publisher()
-        let acks = try await withThrowingTaskGroup(of: PublishAck.self) { group in
-            for index in 0..<200 {
-                group.addTask {
-                    try await publisher.publish(
-                        Data("\(index)".utf8),
-                        to: "log",
-                        messageID: "p-\(index)",
-                        timeout: .seconds(10),
-                        what: "message p-\(index)",
-                        stream: "LOG"
-                    )
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let acks = Shared<[String: PublishAck]>([:])
+        let all = Countdown(200)
+        let publisher = try AsyncPublisher(handle: connection.handle) { id, result in
+            if case .success(let ack) = result { acks.withLock { $0[id] = ack } }
+            all.tick()
         }
-        #expect(Set(acks.map(\.sequence)) == Set(1...200))
+        for index in 0..<200 {
+            publisher.send(
+                Data("\(index)".utf8),
+                to: "log",
+                messageID: "p-\(index)",
+                timeout: .seconds(10),
+                what: "message p-\(index)",
+                stream: "LOG"
+            )
+        }
+        #expect(await all.wait())
+        // Sent in call order, so stored in call order.
+        #expect((0..<200).allSatisfy { acks.current["p-\($0)"]?.sequence == UInt64($0 + 1) })
         let consumer = try OrderedConsumer(handle: connection.handle, stream: "LOG", subject: "log", startSequence: 150)
         defer { consumer.close() }
         var sequences: [UInt64] = []

@@ -3,21 +3,35 @@ import DispatchStore
 import Foundation
 
 /// Publishes JetStream messages without waiting for one acknowledgement before sending the next
-/// (nats.c's `js_PublishMsgAsync`), and hands each acknowledgement to the task that awaits it.
+/// (nats.c's `js_PublishMsgAsync`), and hands each acknowledgement, or error, to a callback by the
+/// message's id.
 ///
-/// Messages leave in the order `publish` is called (one serial queue sends them). Each has an id,
-/// by which its acknowledgement, its error or its timeout (nats.c reports each exactly once) finds
-/// the waiting task.
+/// Messages leave in the order ``send(_:to:messageID:timeout:what:stream:)`` is called: a serial
+/// queue of its own sends them, in batches, never a thread of the cooperative pool (a send may wait
+/// when too many acknowledgements are outstanding). nats.c reports each message exactly once: with
+/// its acknowledgement, its error, or a timeout.
 final class AsyncPublisher: @unchecked Sendable {
     // @unchecked: `context` is a nats.c JetStream context, which is thread-safe, destroyed with the
-    // connection; the waiting tasks are in `waiting`, behind its lock.
+    // connection (after every call holding a use of it); the messages waiting to be sent are in
+    // `outbox`, behind its lock.
 
-    private typealias Waiter = CheckedContinuation<Result<PublishAck, NATSError>, Never>
+    /// Hears of each message's acknowledgement or error, by its id, on a thread of nats.c's.
+    typealias Acknowledgement = @Sendable (_ messageID: String, _ result: Result<PublishAck, NATSError>) -> Void
+
+    private struct Outgoing {
+        let data: Data
+        let subject: String
+        let messageID: String
+        let timeout: Duration
+        let what: String
+        let stream: String
+    }
 
     private let handle: NATSHandle
     private let context: CPointer
+    private let onAcknowledgement: Acknowledgement
     private let queue = DispatchQueue(label: "DispatchStoreNATS.publisher")
-    private let waiting = Locked<(byID: [String: Waiter], closed: Bool)>(([:], false))
+    private let outbox = Locked<(messages: [Outgoing], sending: Bool)>(([], false))
     /// The key under which the C callback finds this publisher.
     private let key: UInt
 
@@ -34,11 +48,19 @@ final class AsyncPublisher: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - handle: The connection.
-    ///   - maximumPending: How many messages may await their acknowledgement at once; a publish
-    ///     beyond it waits up to 200 ms on the publisher's queue for one to come back.
+    ///   - maximumPending: How many messages may await their acknowledgement at once; a send beyond
+    ///     it waits, on the publisher's queue, up to 200 ms for one to come back, then fails.
+    ///   - onAcknowledgement: Hears of each message's acknowledgement or error.
     /// - Throws: ``NATSError`` when the connection is closed or nats.c cannot make the context.
-    init(handle: NATSHandle, maximumPending: Int = 4_096) throws(NATSError) {
+    init(
+        handle: NATSHandle,
+        maximumPending: Int = 8_192,
+        onAcknowledgement: @escaping Acknowledgement
+    )
+        throws(NATSError)
+    {
         self.handle = handle
+        self.onAcknowledgement = onAcknowledgement
         key = Self.nextKey.withLock { next in
             defer { next += 1 }
             return next
@@ -65,95 +87,74 @@ final class AsyncPublisher: @unchecked Sendable {
         Self.registry.withLock { _ = $0.removeValue(forKey: key) }
     }
 
-    /// Publishes `data` to `subject` with the id `messageID` and waits for its acknowledgement.
+    /// Sends `data` to `subject` with the id `messageID`; its acknowledgement or error comes to
+    /// `onAcknowledgement`.
     ///
     /// - Parameters:
     ///   - data: The payload.
     ///   - subject: The subject.
-    ///   - messageID: The message's id (`Nats-Msg-Id`): unique among the messages awaiting an
-    ///     acknowledgement.
-    ///   - timeout: How long to wait for the acknowledgement.
-    ///   - what: What is being published, for errors: `message r1.17 to stream ORDERS`.
+    ///   - messageID: The message's id (`Nats-Msg-Id`).
+    ///   - timeout: How long the acknowledgement may take; then it is reported as a
+    ///     ``NATSError/Code/timeout``.
+    ///   - what: What is being published, for errors: `appending message r1.17 to stream ORDERS`.
     ///   - stream: The stream, for errors.
-    /// - Returns: The acknowledgement.
-    /// - Throws: ``NATSError``: the server's error with its JetStream code, ``NATSError/Code/timeout``
-    ///   when no acknowledgement came in time, ``NATSError/Code/connectionClosed``.
-    func publish(
-        _ data: Data,
-        to subject: String,
-        messageID: String,
-        timeout: Duration,
-        what: String,
-        stream: String
-    ) async throws(NATSError) -> PublishAck {
-        let result: Result<PublishAck, NATSError> = await withCheckedContinuation { (waiter: Waiter) in
-            let accepted = waiting.withLock { waiting in
-                guard !waiting.closed else { return false }
-                waiting.byID[messageID] = waiter
-                return true
-            }
-            guard accepted else {
-                waiter.resume(returning: .failure(closedError(what, stream: stream)))
-                return
-            }
-            queue.async { [self] in
-                let failure = send(
-                    data,
-                    to: subject,
-                    messageID: messageID,
-                    timeout: timeout,
-                    what: what,
-                    stream: stream
-                )
-                if let failure, let waiter = waiting.withLock({ $0.byID.removeValue(forKey: messageID) }) {
-                    waiter.resume(returning: .failure(failure))
-                }
-            }
+    func send(_ data: Data, to subject: String, messageID: String, timeout: Duration, what: String, stream: String) {
+        let message = Outgoing(
+            data: data,
+            subject: subject,
+            messageID: messageID,
+            timeout: timeout,
+            what: what,
+            stream: stream
+        )
+        let starts = outbox.withLock { outbox in
+            outbox.messages.append(message)
+            defer { outbox.sending = true }
+            return !outbox.sending
         }
-        return try result.get()
-    }
-
-    /// Fails every publish awaiting its acknowledgement with ``NATSError/Code/connectionClosed``,
-    /// and every later one: the connection is closing.
-    func failAll() {
-        let waiters = waiting.withLock { waiting in
-            waiting.closed = true
-            defer { waiting.byID = [:] }
-            return Array(waiting.byID.values)
-        }
-        for waiter in waiters {
-            waiter.resume(returning: .failure(closedError("publishing", stream: nil)))
+        if starts {
+            queue.async { [self] in drain() }
         }
     }
 
     // MARK: Internals
 
+    /// Sends what waits in the outbox, batch after batch, until it is empty.
+    private func drain() {
+        while true {
+            let batch = outbox.withLock { outbox -> [Outgoing] in
+                defer { outbox.messages = [] }
+                if outbox.messages.isEmpty { outbox.sending = false }
+                return outbox.messages
+            }
+            guard !batch.isEmpty else { return }
+            for message in batch {
+                if let failure = publish(message) {
+                    onAcknowledgement(message.messageID, .failure(failure))
+                }
+            }
+        }
+    }
+
     /// Hands the message to nats.c; returns the error when it did not take it.
-    private func send(
-        _ data: Data,
-        to subject: String,
-        messageID: String,
-        timeout: Duration,
-        what: String,
-        stream: String
-    ) -> NATSError? {
+    private func publish(_ outgoing: Outgoing) -> NATSError? {
         do throws(NATSError) {
-            return try handle.withConnection(stream: stream) { _, _ throws(NATSError) -> NATSError? in
+            return try handle.withConnection(stream: outgoing.stream) { _, _ throws(NATSError) -> NATSError? in
                 var message: OpaquePointer?
-                var status = data.withUnsafeBytes { bytes in
-                    natsMsg_Create(&message, subject, nil, bytes.baseAddress, Int32(bytes.count))
+                var status = outgoing.data.withUnsafeBytes { bytes in
+                    natsMsg_Create(&message, outgoing.subject, nil, bytes.baseAddress, Int32(bytes.count))
                 }
                 guard status == NATS_OK, let created = message else {
-                    return handle.error(status, what, stream: stream)
+                    return handle.error(status, outgoing.what, stream: outgoing.stream)
                 }
-                status = natsMsgHeader_Set(created, "Nats-Msg-Id", messageID)
+                status = natsMsgHeader_Set(created, "Nats-Msg-Id", outgoing.messageID)
                 var options = jsPubOptions()
                 jsPubOptions_Init(&options)
-                options.MaxWait = timeout.milliseconds
+                options.MaxWait = outgoing.timeout.milliseconds
                 if status == NATS_OK { status = js_PublishMsgAsync(context.pointer, &message, &options) }
                 // On success nats.c took the message and cleared the pointer: this destroys nothing.
                 natsMsg_Destroy(message)
-                return status == NATS_OK ? nil : handle.error(status, what, stream: stream)
+                return status == NATS_OK ? nil : handle.error(status, outgoing.what, stream: outgoing.stream)
             }
         } catch {
             return error
@@ -167,11 +168,9 @@ final class AsyncPublisher: @unchecked Sendable {
         _ ack: UnsafeMutablePointer<jsPubAck>?,
         _ failure: UnsafeMutablePointer<jsPubAckErr>?
     ) {
-        guard let message, let id = header(message, "Nats-Msg-Id"),
-            let waiter = waiting.withLock({ $0.byID.removeValue(forKey: id) })
-        else { return }
+        guard let message, let id = header(message, "Nats-Msg-Id") else { return }
         if let ack {
-            waiter.resume(returning: .success(PublishAck(ack.pointee)))
+            onAcknowledgement(id, .success(PublishAck(ack.pointee)))
             return
         }
         let status = failure?.pointee.Err ?? NATS_ERR
@@ -187,16 +186,7 @@ final class AsyncPublisher: @unchecked Sendable {
                     + (error.jetStreamCode.map { " (JetStream error \($0))" } ?? "")
             )
         }
-        waiter.resume(returning: .failure(error))
-    }
-
-    private func closedError(_ what: String, stream: String?) -> NATSError {
-        NATSError(
-            .connectionClosed,
-            servers: handle.servers,
-            stream: stream,
-            message: "\(what) on \(handle.serverList) failed: the connection is closed"
-        )
+        onAcknowledgement(id, .failure(error))
     }
 
     /// The publisher registered under `key`, if it still exists.

@@ -1,5 +1,4 @@
 import CNATS
-import DispatchStore
 import Foundation
 
 /// A connection to a NATS server or cluster, with JetStream: streams, publishing, stored messages
@@ -50,7 +49,6 @@ public final class NATSConnection: Sendable {
     /// The options it was made with.
     public let options: Options
     let handle: NATSHandle
-    private let publisherBox = Locked<AsyncPublisher?>(nil)
 
     private init(handle: NATSHandle, options: Options) {
         self.handle = handle
@@ -145,26 +143,10 @@ public final class NATSConnection: Sendable {
     /// Calls in flight fail with ``NATSError/Code/connectionClosed`` (or end when their timeout
     /// passes), later calls fail at once. Calling it again does nothing.
     public func close() async {
-        publisherBox.withLock { $0 }?.failAll()
         _ = try? await BlockingCalls.run { [handle] () throws(NATSError) in handle.close() }
     }
 
     // MARK: Internals
-
-    /// The connection's publisher of pipelined JetStream messages, made on first use.
-    func publisher() throws(NATSError) -> AsyncPublisher {
-        let result: Result<AsyncPublisher, NATSError> = publisherBox.withLock { box in
-            if let box { return .success(box) }
-            do throws(NATSError) {
-                let made = try AsyncPublisher(handle: handle)
-                box = made
-                return .success(made)
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
-    }
 
     /// Runs `body` with the connection and its JetStream context on a thread of its own.
     func call<Result: Sendable>(

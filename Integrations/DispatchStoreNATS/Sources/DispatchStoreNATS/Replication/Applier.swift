@@ -14,7 +14,15 @@ final class Applier: @unchecked Sendable {
     // @unchecked: `shared` is only touched while holding `lock`; `consumer` and `decoder` only by
     // the applier thread once `start` handed them over.
 
-    typealias OutcomeWaiter = CheckedContinuation<Result<Replication.Outcome, ReplicationError>, Never>
+    /// What ends one attempt of a perform: its message applied here, its append failed (try again),
+    /// or the perform failed.
+    enum Attempt {
+        case applied(Replication.Outcome)
+        case appendFailed(NATSError)
+        case failed(ReplicationError)
+    }
+
+    typealias AttemptWaiter = CheckedContinuation<Attempt, Never>
     typealias SequenceWaiter = CheckedContinuation<Result<UInt64, ReplicationError>, Never>
 
     /// What the applier works with, fixed when the replication starts.
@@ -36,12 +44,13 @@ final class Applier: @unchecked Sendable {
         let onError: (@Sendable (ReplicationError) -> Void)?
     }
 
+    /// A perform's message, by its id.
     private enum Pending {
-        /// A perform registered the id and has not asked for its outcome yet.
-        case expected
-        /// A perform waits for its outcome.
-        case waiting(sequence: UInt64, deadline: ContinuousClock.Instant, waiter: OutcomeWaiter)
-        /// Applied before the perform asked.
+        /// Registered, between two attempts; the sequence number the stream acknowledged, if known.
+        case expected(sequence: UInt64?)
+        /// An attempt waits: for the message to be applied here, or for its append to fail.
+        case waiting(sequence: UInt64?, deadline: ContinuousClock.Instant, waiter: AttemptWaiter)
+        /// Applied while no attempt waited.
         case applied(Replication.Outcome)
     }
 
@@ -174,7 +183,7 @@ final class Applier: @unchecked Sendable {
         let failure = withShared { shared -> ReplicationError? in
             if let failure = shared.failure { return failure }
             if shared.stopping { return stoppedError() }
-            shared.pending[messageID] = .expected
+            shared.pending[messageID] = .expected(sequence: nil)
             return nil
         }
         if let failure { throw failure }
@@ -185,54 +194,81 @@ final class Applier: @unchecked Sendable {
         withShared { _ = $0.pending.removeValue(forKey: messageID) }
     }
 
-    /// Waits until the message `messageID`, stored at `sequence`, is applied here.
+    /// Runs one attempt of a perform: registers the wait, calls `send` (which publishes the
+    /// message), and returns what ends the attempt.
     ///
-    /// - Returns: Its outcome.
-    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/timedOut`` at `deadline`,
-    ///   ``ReplicationError/Code/cancelled``, or the applier's failure.
-    func outcome(
-        of messageID: String,
-        sequence: UInt64,
-        deadline: ContinuousClock.Instant
-    ) async throws(ReplicationError) -> Replication.Outcome {
-        let result: Result<Replication.Outcome, ReplicationError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: OutcomeWaiter) in
-                let immediate = withShared { shared -> Result<Replication.Outcome, ReplicationError>? in
+    /// The message may be applied between two attempts (an append that timed out was stored after
+    /// all): the attempt then returns at once, without sending again.
+    ///
+    /// - Returns: ``Attempt/applied(_:)`` with its outcome once the message is applied here;
+    ///   ``Attempt/appendFailed(_:)`` when the stream did not take this append (the perform tries
+    ///   again); ``Attempt/failed(_:)`` at `deadline`, on cancellation, or with the applier's failure.
+    func attempt(
+        _ messageID: String,
+        deadline: ContinuousClock.Instant,
+        send: () -> Void
+    ) async -> Attempt {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: AttemptWaiter) in
+                let immediate = withShared { shared -> Attempt? in
                     switch shared.pending[messageID] {
                     case .applied(let outcome):
                         shared.pending[messageID] = nil
-                        return .success(outcome)
-                    case .expected where shared.failure == nil && !shared.stopping:
+                        return .applied(outcome)
+                    case .expected(let sequence) where shared.failure == nil && !shared.stopping:
+                        // Checked under the lock that the cancellation handler takes: none is missed.
                         if Task.isCancelled {
                             shared.pending[messageID] = nil
-                            return .failure(cancelledError(sequence, "message \(messageID)"))
-                        }
-                        if sequence <= shared.applied {
-                            // Applied, but not by a dispatch here: a snapshot loaded after a gap covered it.
-                            shared.pending[messageID] = nil
-                            return .failure(coveredError(messageID, sequence))
+                            return .failed(cancelledError(messageID, sequence))
                         }
                         shared.pending[messageID] = .waiting(sequence: sequence, deadline: deadline, waiter: waiter)
                         return nil
                     default:
                         shared.pending[messageID] = nil
-                        return .failure(shared.failure ?? stoppedError())
+                        return .failed(shared.failure ?? stoppedError())
                     }
                 }
-                if let immediate { waiter.resume(returning: immediate) }
+                if let immediate {
+                    waiter.resume(returning: immediate)
+                } else {
+                    send()
+                }
             }
         } onCancel: {
-            let waiter = withShared { shared -> OutcomeWaiter? in
-                guard case .waiting(_, _, let waiter) = shared.pending[messageID] else {
-                    shared.pending[messageID] = nil
+            let ended = withShared { shared -> (AttemptWaiter, UInt64?)? in
+                guard case .waiting(let sequence, _, let waiter) = shared.pending[messageID] else { return nil }
+                shared.pending[messageID] = nil
+                return (waiter, sequence)
+            }
+            if let (waiter, sequence) = ended {
+                waiter.resume(returning: .failed(cancelledError(messageID, sequence)))
+            }
+        }
+    }
+
+    /// Hears of the stream's acknowledgement of a perform's append, or of its failure.
+    func acknowledged(_ messageID: String, _ result: Result<PublishAck, NATSError>) {
+        let ended = withShared { shared -> (AttemptWaiter, Attempt)? in
+            switch (shared.pending[messageID], result) {
+            case (.expected, .success(let ack)):
+                shared.pending[messageID] = .expected(sequence: ack.sequence)
+            case (.waiting(_, let deadline, let waiter), .success(let ack)):
+                guard ack.sequence <= shared.applied else {
+                    shared.pending[messageID] = .waiting(sequence: ack.sequence, deadline: deadline, waiter: waiter)
                     return nil
                 }
+                // Applied, but not by a dispatch here: a snapshot loaded after a gap covered it.
                 shared.pending[messageID] = nil
-                return waiter
+                return (waiter, .failed(coveredError(messageID, ack.sequence)))
+            case (.waiting(let sequence, _, let waiter), .failure(let error)):
+                shared.pending[messageID] = .expected(sequence: sequence)
+                return (waiter, .appendFailed(error))
+            default:
+                break
             }
-            waiter?.resume(returning: .failure(cancelledError(sequence, "message \(messageID)")))
+            return nil
         }
-        return try result.get()
+        if let (waiter, attempt) = ended { waiter.resume(returning: attempt) }
     }
 
     /// Waits until the message `target` (and every one before it) is applied here.
@@ -358,10 +394,10 @@ final class Applier: @unchecked Sendable {
             )
         )
         let outcome = Replication.Outcome(result: result, sequence: message.sequence)
-        let (waiter, ready) = withShared { shared -> (OutcomeWaiter?, [SequenceWaiter]) in
+        let (waiter, ready) = withShared { shared -> (AttemptWaiter?, [SequenceWaiter]) in
             shared.applied = message.sequence
             shared.appliedCount += 1
-            var waiter: OutcomeWaiter?
+            var waiter: AttemptWaiter?
             if isOwn, let id = message.messageID, let pending = shared.pending[id] {
                 switch pending {
                 case .expected:
@@ -375,7 +411,7 @@ final class Applier: @unchecked Sendable {
             }
             return (waiter, takeReadyWaiters(&shared))
         }
-        waiter?.resume(returning: .success(outcome))
+        waiter?.resume(returning: .applied(outcome))
         for ready in ready {
             ready.resume(returning: .success(message.sequence))
         }
@@ -556,8 +592,8 @@ final class Applier: @unchecked Sendable {
     }
 
     private func failWaiters(_ error: ReplicationError) {
-        let (outcomes, sequences) = withShared { shared -> ([OutcomeWaiter], [SequenceWaiter]) in
-            var outcomes: [OutcomeWaiter] = []
+        let (outcomes, sequences) = withShared { shared -> ([AttemptWaiter], [SequenceWaiter]) in
+            var outcomes: [AttemptWaiter] = []
             for (id, pending) in shared.pending {
                 if case .waiting(_, _, let waiter) = pending {
                     outcomes.append(waiter)
@@ -571,7 +607,7 @@ final class Applier: @unchecked Sendable {
             return (outcomes, sequences)
         }
         for waiter in outcomes {
-            waiter.resume(returning: .failure(error))
+            waiter.resume(returning: .failed(error))
         }
         for waiter in sequences {
             waiter.resume(returning: .failure(error))
@@ -582,8 +618,8 @@ final class Applier: @unchecked Sendable {
     private func sweepDeadlines() {
         let now = ContinuousClock.now
         let (outcomes, sequences, applied) = withShared {
-            shared -> ([(String, UInt64, OutcomeWaiter)], [(UInt64, SequenceWaiter)], UInt64) in
-            var outcomes: [(String, UInt64, OutcomeWaiter)] = []
+            shared -> ([(String, UInt64?, AttemptWaiter)], [(UInt64, SequenceWaiter)], UInt64) in
+            var outcomes: [(String, UInt64?, AttemptWaiter)] = []
             for (id, pending) in shared.pending {
                 if case .waiting(let sequence, let deadline, let waiter) = pending, deadline <= now {
                     outcomes.append((id, sequence, waiter))
@@ -599,16 +635,17 @@ final class Applier: @unchecked Sendable {
             return (outcomes, sequences, shared.applied)
         }
         for (id, sequence, waiter) in outcomes {
+            let message =
+                sequence.map { sequence in
+                    "message \(id) was stored as number \(sequence) of stream \(context.stream) but not applied here in "
+                        + "time (this replica has applied up to \(applied)); every replica, this one included, applies "
+                        + "it when it gets there"
+                }
+                ?? "message \(id) was not acknowledged by stream \(context.stream) in time (connection: "
+                + "\(context.connection.state)); it may still be stored, and then every replica applies it"
             waiter.resume(
-                returning: .failure(
-                    ReplicationError(
-                        .timedOut,
-                        stream: context.stream,
-                        sequence: sequence,
-                        message: "message \(id) was stored as number \(sequence) of stream \(context.stream) but not "
-                            + "applied here in time (this replica has applied up to \(applied)); every replica, this "
-                            + "one included, applies it when it gets there"
-                    )
+                returning: .failed(
+                    ReplicationError(.timedOut, stream: context.stream, sequence: sequence, message: message)
                 )
             )
         }
@@ -662,6 +699,18 @@ final class Applier: @unchecked Sendable {
             message: "the task waiting for \(what) (number \(sequence) of stream \(context.stream)) to be applied was "
                 + "cancelled; the message is in the stream, and every replica applies it"
         )
+    }
+
+    private func cancelledError(_ messageID: String, _ sequence: UInt64?) -> ReplicationError {
+        guard let sequence else {
+            return ReplicationError(
+                .cancelled,
+                stream: context.stream,
+                message: "the task performing message \(messageID) was cancelled before stream \(context.stream) "
+                    + "acknowledged it; it may still be stored, and then every replica applies it"
+            )
+        }
+        return cancelledError(sequence, "message \(messageID)")
     }
 
     private func coveredError(_ messageID: String, _ sequence: UInt64) -> ReplicationError {

@@ -165,6 +165,7 @@ public final class Replication: Sendable {
     public let storeIdentifiers: [String]
     let connection: NATSConnection
     let applier: Applier
+    private let publisher: AsyncPublisher
     private let guardian: ReplicationGuard
     private let storesByActionType: [ObjectIdentifier: [String]]
     private let counter = Locked<UInt64>(0)
@@ -302,6 +303,18 @@ public final class Replication: Sendable {
                 decoder: setup.decoder
             )
             do throws(ReplicationError) {
+                do {
+                    publisher = try AsyncPublisher(handle: connection.handle) { [applier] messageID, result in
+                        applier.acknowledged(messageID, result)
+                    }
+                } catch {
+                    throw ReplicationError(
+                        .unavailable,
+                        stream: stream,
+                        natsError: error,
+                        message: "\(clause(of: error))"
+                    )
+                }
                 try await applier.start()
                 try await applier.waitUntilApplied(through: info.lastSequence, deadline: nil)
             } catch {
@@ -377,12 +390,42 @@ public final class Replication: Sendable {
             throw ReplicationError(.invalidSetup, stream: stream, message: error.message)
         }
         try applier.expect(messageID)
-        do throws(ReplicationError) {
-            let ack = try await append(record, messageID: messageID, deadline: deadline)
-            return try await applier.outcome(of: messageID, sequence: ack.sequence, deadline: deadline)
-        } catch {
-            applier.forget(messageID)
-            throw error
+        var delay = Duration.milliseconds(50)
+        while true {
+            let timeout = min(max(deadline - ContinuousClock.now, .milliseconds(1)), .seconds(2))
+            let attempt = await applier.attempt(messageID, deadline: deadline) {
+                publisher.send(
+                    record,
+                    to: configuration.subject,
+                    messageID: messageID,
+                    timeout: timeout,
+                    what: "appending message \(messageID) to stream \(stream)",
+                    stream: stream
+                )
+            }
+            switch attempt {
+            case .applied(let outcome):
+                return outcome
+            case .failed(let error):
+                applier.forget(messageID)
+                throw error
+            case .appendFailed(let error):
+                switch error.code {
+                case .timeout, .noResponders, .jetStream, .other:
+                    // A leader being elected, a server lost, a connection moving: the same id again,
+                    // which the stream stores once.
+                    try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
+                    delay = min(delay * 2, .milliseconds(500))
+                default:
+                    applier.forget(messageID)
+                    throw ReplicationError(
+                        .unavailable,
+                        stream: stream,
+                        natsError: error,
+                        message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"
+                    )
+                }
+            }
         }
     }
 
@@ -504,71 +547,5 @@ public final class Replication: Sendable {
             try? await Task.sleep(for: .milliseconds(200))
         }
         await close()
-    }
-
-    // MARK: Internals
-
-    /// Publishes `record`, retrying with the same message id until `deadline`.
-    private func append(
-        _ record: Data,
-        messageID: String,
-        deadline: ContinuousClock.Instant
-    ) async throws(ReplicationError) -> PublishAck {
-        let stream = configuration.stream
-        let publisher: AsyncPublisher
-        do {
-            publisher = try connection.publisher()
-        } catch {
-            throw ReplicationError(.unavailable, stream: stream, natsError: error, message: "\(error)")
-        }
-        var delay = Duration.milliseconds(50)
-        var last: NATSError?
-        while true {
-            let remaining = deadline - ContinuousClock.now
-            if let failure = applier.failure { throw failure }
-            guard remaining > .zero else {
-                throw ReplicationError(
-                    .timedOut,
-                    stream: stream,
-                    natsError: last,
-                    message: "message \(messageID) was not acknowledged by stream \(stream) in time"
-                        + (last.map { " (\(clause(of: $0)))" } ?? "")
-                        + "; it may still be stored, and then every replica "
-                        + "applies it (connection: \(connection.state))"
-                )
-            }
-            if Task.isCancelled {
-                throw ReplicationError(
-                    .cancelled,
-                    stream: stream,
-                    message: "appending message \(messageID) to stream \(stream) was cancelled; it may still be stored"
-                )
-            }
-            do {
-                return try await publisher.publish(
-                    record,
-                    to: configuration.subject,
-                    messageID: messageID,
-                    timeout: min(remaining, .seconds(2)),
-                    what: "appending message \(messageID) to stream \(stream)",
-                    stream: stream
-                )
-            } catch {
-                switch error.code {
-                case .timeout, .noResponders, .jetStream, .other:
-                    // A leader being elected, a server lost, a connection moving: the same id again.
-                    last = error
-                    try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
-                    delay = min(delay * 2, .milliseconds(500))
-                default:
-                    throw ReplicationError(
-                        .unavailable,
-                        stream: stream,
-                        natsError: error,
-                        message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"
-                    )
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,168 @@
+import CNATS
+import DispatchStore
+import DispatchStoreNATS
+import Foundation
+
+/// The state every scenario replicates: a few counters, so that its snapshots keep one size
+/// whatever the length of the history.
+struct Tally: StateType, Codable, Equatable {
+    var total = 0
+    var byBucket = [Int](repeating: 0, count: 64)
+    var applied = 0
+}
+
+enum TallyAction: ActionType, Codable, Equatable {
+    case add(bucket: Int, amount: Int)
+}
+
+final class TallyReducer: Reducer<Tally, TallyAction> {
+    override func reduce(_ action: TallyAction, into state: inout Tally) {
+        if case .add(let bucket, let amount) = action {
+            state.total &+= amount
+            state.byBucket[bucket % 64] &+= amount
+        }
+        state.applied += 1
+    }
+}
+
+/// A dispatcher with one replicated tally.
+struct BenchReplica {
+    let dispatcher: Dispatcher
+    let tally: Store<Tally, TallyAction>
+    let replication: Replication
+
+    static func start(
+        _ urls: [String],
+        stream: String,
+        replicas: Int = 1,
+        snapshotEvery: Int? = nil,
+        onApply: (@Sendable (Replication.AppliedMessage) -> Void)? = nil
+    ) async throws -> BenchReplica {
+        let dispatcher = Dispatcher()
+        let tally = Store<Tally, TallyAction>(identifier: "tally", reducer: TallyReducer())
+        try dispatcher.register(store: tally)
+        var configuration = Replication.Configuration(servers: urls, stream: stream)
+        configuration.replicas = replicas
+        configuration.snapshotEvery = snapshotEvery
+        configuration.timeout = .seconds(120)
+        let replication = try await Replication(
+            dispatcher: dispatcher,
+            stores: [tally],
+            configuration: configuration,
+            onApply: onApply
+        )
+        return BenchReplica(dispatcher: dispatcher, tally: tally, replication: replication)
+    }
+}
+
+/// The `index`th action of a run.
+func action(_ index: Int) -> TallyAction {
+    .add(bucket: index % 64, amount: index % 1_000 + 1)
+}
+
+/// Performs `count` actions through `replication`, at most `window` waiting at once.
+///
+/// - Returns: How long it took.
+func performPipelined(
+    _ replication: Replication,
+    count: Int,
+    from start: Int = 0,
+    window: Int = 512
+) async throws
+    -> Duration
+{
+    let clock = ContinuousClock()
+    let began = clock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        var next = start
+        while next < start + min(window, count) {
+            let index = next
+            group.addTask { _ = try await replication.perform(action(index)) }
+            next += 1
+        }
+        while try await group.next() != nil {
+            if next < start + count {
+                let index = next
+                group.addTask { _ = try await replication.perform(action(index)) }
+                next += 1
+            }
+        }
+    }
+    return clock.now - began
+}
+
+/// Publishes `payloads` to `subject` with nats.c's `js_PublishAsync` (each with a message id, as a
+/// replica's appends have) and waits for every acknowledgement: the baseline of N1.
+///
+/// - Returns: How long it took.
+func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int) throws -> Duration {
+    var connection: OpaquePointer?
+    guard natsConnection_ConnectTo(&connection, url) == NATS_OK, let connection else {
+        throw BenchError("cannot connect to \(url)")
+    }
+    defer { natsConnection_Destroy(connection) }
+    var options = jsOptions()
+    jsOptions_Init(&options)
+    options.PublishAsync.MaxPending = 4_096
+    var context: OpaquePointer?
+    guard natsConnection_JetStream(&context, connection, &options) == NATS_OK, let context else {
+        throw BenchError("cannot open JetStream at \(url)")
+    }
+    defer { jsCtx_Destroy(context) }
+    let clock = ContinuousClock()
+    let began = clock.now
+    for (index, payload) in payloads.enumerated() {
+        var publish = jsPubOptions()
+        jsPubOptions_Init(&publish)
+        let status = "raw.\(round).\(index)".withCString { id in
+            publish.MsgId = id
+            return payload.withUnsafeBytes { bytes in
+                js_PublishAsync(context, subject, bytes.baseAddress, Int32(bytes.count), &publish)
+            }
+        }
+        guard status == NATS_OK else { throw BenchError("js_PublishAsync failed: status \(status.rawValue)") }
+    }
+    var complete = jsPubOptions()
+    jsPubOptions_Init(&complete)
+    complete.MaxWait = 120_000
+    guard js_PublishAsyncComplete(context, &complete) == NATS_OK else {
+        throw BenchError("js_PublishAsyncComplete did not complete")
+    }
+    return clock.now - began
+}
+
+/// A failure of the benchmark itself.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// The value at `fraction` (0.5: the median) of `values`, sorted.
+func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction + 0.5))]
+}
+
+/// What `command` prints on its first line, or `unknown`.
+func firstLine(of command: String, _ arguments: [String]) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: command)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    guard (try? process.run()) != nil else { return "unknown" }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "unknown"
+}

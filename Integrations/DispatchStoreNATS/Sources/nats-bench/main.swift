@@ -1,0 +1,230 @@
+// `swift run -c release nats-bench [--only N1,N2,N3] [--scale F]`
+//
+// The replication's benchmark, against nats-server processes it starts on free ports of 127.0.0.1
+// (and stops): N1, perform's throughput next to nats.c's own asynchronous publishing of the same
+// payloads; N2, three replicas on a 3-node R3 cluster: how fast each applies and how far behind the
+// stream it is; N3, catching up a 100,000-action history next to a 10,000-action one, with a
+// snapshot every 10,000. Each scenario checks its result and says whether it met its target.
+
+import CNATS
+import DispatchStore
+import DispatchStoreNATS
+import Foundation
+import NATSTestSupport
+
+var only: Set<String> = ["N1", "N2", "N3"]
+var scale = 1.0
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--only":
+        only = Set((arguments.popFirst() ?? "").split(separator: ",").map { $0.uppercased() })
+    case "--scale":
+        guard let value = arguments.popFirst().flatMap(Double.init), value > 0 else {
+            FileHandle.standardError.write(Data("nats-bench: --scale needs a positive number\n".utf8))
+            exit(64)
+        }
+        scale = value
+    case "--help", "-h":
+        print("usage: nats-bench [--only N1,N2,N3] [--scale F]   (needs nats-server on PATH or in /usr/sbin)")
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("nats-bench: unknown argument '\(argument)'; --help explains\n".utf8))
+        exit(64)
+    }
+}
+
+let finalScale = scale
+func scaled(_ count: Int) -> Int {
+    max(1_000, Int(Double(count) * finalScale))
+}
+
+var missed: [String] = []
+print(
+    "nats-bench: \(firstLine(of: NATSServer.executable, ["--version"])), nats.c \(String(cString: nats_GetVersion()))"
+)
+print(
+    "            \(ProcessInfo.processInfo.activeProcessorCount) cores; wall-clock times on a machine that may be busy"
+)
+
+// MARK: N1
+
+if only.contains("N1") {
+    let count = scaled(50_000)
+    let cluster = try await NATSTestCluster.start()
+    defer { cluster.stop() }
+    let connection = try await NATSConnection.connect(to: cluster.urls)
+    try await connection.createStream(StreamConfiguration(name: "N1RAW", subjects: ["raw"]))
+    let records = try (0..<count).map { index in
+        try ActionLog.record(of: action(index), id: UInt64(index), storeIdentifiers: ["tally"], destination: "N1")
+    }
+    let replica = try await BenchReplica.start(cluster.urls, stream: "N1")
+    var raw: [Double] = []
+    var performed: [Double] = []
+    for round in 0..<3 {
+        let url = cluster.urls[0]
+        let rawTime = try await Task.detached { try publishRaw(records, to: "raw", url: url, round: round) }.value
+        raw.append(Double(count) / rawTime.seconds)
+        let time = try await performPipelined(replica.replication, count: count, from: round * count)
+        performed.append(Double(count) / time.seconds)
+    }
+    let applied = replica.tally.state.applied
+    guard applied == 3 * count, try await connection.streamInfo("N1RAW").messages == UInt64(3 * count) else {
+        throw BenchError("N1: \(applied) actions applied, \(3 * count) expected")
+    }
+    let ratio = percentile(performed, 0.5) / percentile(raw, 0.5)
+    print("")
+    print("N1  perform, 1 replica, 1 server, \(count) actions x 3 rounds, up to 512 waiting at once")
+    print(
+        String(
+            format: "    js_PublishAsync of the same records:  %8.0f msgs/s (median; rounds %@)",
+            percentile(raw, 0.5),
+            raw.map { String(format: "%.0f", $0) }.joined(separator: ", ")
+        )
+    )
+    print(
+        String(
+            format: "    perform (appended and applied):       %8.0f actions/s (median; rounds %@)",
+            percentile(performed, 0.5),
+            performed.map { String(format: "%.0f", $0) }.joined(separator: ", ")
+        )
+    )
+    print(String(format: "    ratio %.2f, target >= 0.50: %@", ratio, ratio >= 0.5 ? "met" : "MISSED"))
+    if ratio < 0.5 { missed.append("N1") }
+    await replica.replication.close()
+    await connection.close()
+}
+
+// MARK: N2
+
+if only.contains("N2") {
+    let count = scaled(30_000)
+    let cluster = try await NATSTestCluster.start(nodes: 3)
+    defer { cluster.stop() }
+    let clock = ContinuousClock()
+    struct Applies: Sendable {
+        var first: ContinuousClock.Instant?
+        var last: ContinuousClock.Instant?
+        var lags: [Double] = []
+    }
+    var replicas: [BenchReplica] = []
+    var records: [Locked<Applies>] = []
+    for index in 0..<3 {
+        let applies = Locked(Applies())
+        records.append(applies)
+        replicas.append(
+            try await BenchReplica.start([cluster.urls[index]], stream: "N2", replicas: 3) { message in
+                let now = clock.now
+                let lag = Date().timeIntervalSince(message.storedAt)
+                applies.withLock { applies in
+                    if applies.first == nil { applies.first = now }
+                    applies.last = now
+                    applies.lags.append(lag)
+                }
+            }
+        )
+    }
+    let appendTime = try await performPipelined(replicas[0].replication, count: count)
+    for replica in replicas {
+        try await replica.replication.waitUntilApplied(through: UInt64(count), timeout: .seconds(300))
+    }
+    let states = replicas.map(\.tally.state)
+    guard states.allSatisfy({ $0 == states[0] }), states[0].applied == count else {
+        throw BenchError("N2: the replicas differ, or did not apply \(count) actions")
+    }
+    print("")
+    print("N2  3 replicas, 3-node cluster, R3 stream, \(count) actions performed by one replica (512 waiting at once)")
+    print(String(format: "    appended at %.0f actions/s", Double(count) / appendTime.seconds))
+    var slowest = Double.infinity
+    for (index, applies) in records.enumerated() {
+        let values = applies.withLock { $0 }
+        let span = values.first.flatMap { first in values.last.map { ($0 - first).seconds } } ?? 0
+        let rate = Double(count - 1) / max(span, 1e-9)
+        slowest = min(slowest, rate)
+        print(
+            String(
+                format:
+                    "    replica %d (server n%d): applied %.0f actions/s while appended; lag median %.1f ms, p99 %.1f ms",
+                index + 1,
+                index + 1,
+                rate,
+                percentile(values.lags, 0.5) * 1_000,
+                percentile(values.lags, 0.99) * 1_000
+            )
+        )
+    }
+    // Applying alone, without waiting for appends: a replica catching up the whole stream.
+    let late = try await BenchReplica.start([cluster.urls[1]], stream: "N2", replicas: 3)
+    let catchUp = late.replication.catchUp
+    let catchUpRate = Double(catchUp.caughtUp) / catchUp.duration.seconds
+    guard late.tally.state == replicas[0].tally.state else { throw BenchError("N2: the late replica differs") }
+    print(String(format: "    a 4th replica caught up %d actions at %.0f actions/s", catchUp.caughtUp, catchUpRate))
+    let met = catchUpRate >= 10_000
+    print(
+        String(
+            format:
+                "    target: each replica applies >= 10,000 actions/s: %@ (applying alone %.0f/s; while appended, the slowest %.0f/s, bounded by the appends)",
+            met ? "met" : "MISSED",
+            catchUpRate,
+            slowest
+        )
+    )
+    if !met { missed.append("N2") }
+    for replica in replicas + [late] {
+        await replica.replication.close()
+    }
+}
+
+// MARK: N3
+
+if only.contains("N3") {
+    let cluster = try await NATSTestCluster.start()
+    defer { cluster.stop() }
+    let connection = try await NATSConnection.connect(to: cluster.urls)
+    print("")
+    print("N3  catching up a history with a snapshot every 10,000 actions (median of 3 starts)")
+    var times: [Int: Double] = [:]
+    for history in [10_000, 100_000] {
+        let stream = "N3-\(history)"
+        let writer = try await BenchReplica.start(cluster.urls, stream: stream, snapshotEvery: 10_000)
+        _ = try await performPipelined(writer.replication, count: history)
+        // The snapshot of the last message is written by the writer after it applied it.
+        let bucket = try await connection.keyValueBucket("\(stream)-snapshots")
+        var latest = 0
+        while latest != history {
+            if let entry = try await bucket.entry(for: "latest"),
+                let object = try JSONSerialization.jsonObject(with: entry.value) as? [String: Any]
+            {
+                latest = object["sequence"] as? Int ?? 0
+            }
+            if latest != history { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        var durations: [Double] = []
+        var last: Replication.CatchUp?
+        for _ in 0..<3 {
+            let replica = try await BenchReplica.start(cluster.urls, stream: stream)
+            guard replica.tally.state == writer.tally.state else { throw BenchError("N3: a new replica differs") }
+            last = replica.replication.catchUp
+            durations.append(replica.replication.catchUp.duration.seconds)
+            await replica.replication.close()
+        }
+        times[history] = percentile(durations, 0.5)
+        print(
+            String(
+                format: "    %6d actions: %.1f ms (snapshot %@, %d actions after it)",
+                history,
+                percentile(durations, 0.5) * 1_000,
+                last?.snapshotSequence.map(String.init) ?? "none",
+                last?.caughtUp ?? 0
+            )
+        )
+        await writer.replication.close()
+    }
+    let ratio = (times[100_000] ?? .nan) / (times[10_000] ?? .nan)
+    print(String(format: "    ratio %.2f, target < 2: %@", ratio, ratio < 2 ? "met" : "MISSED"))
+    if !(ratio < 2) { missed.append("N3") }
+    await connection.close()
+}
+
+print("")
+print(missed.isEmpty ? "nats-bench: every target met" : "nats-bench: missed \(missed.joined(separator: ", "))")
