@@ -19,6 +19,12 @@ plan knows). A copy is kept in .build-guides/programs/<Guide> to be looked at.
     python3 Docs/guides.py --self-test           checks that this runner catches what it should
 
 All guides share one build directory (.build-guides/build), so the library is compiled once.
+
+A guide whose manifest depends on the integration package DispatchStoreNATS (Docs/Replication.md)
+gets a nats-server with JetStream, started on a free port of 127.0.0.1 for its run and stopped by its
+process id after; the program finds its URL in the environment variable NATS_URL. Without nats-server
+or nats.c (apt-get install nats-server libnats-dev) such a guide is skipped, with a notice; with the
+environment variable DISPATCHSTORE_REQUIRE_NATS set (as .ci/run sets it), that is a failure instead.
 """
 
 import argparse
@@ -26,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -306,6 +313,73 @@ class Package:
         return re.sub(r"(/[^\s:]+\.swift):(\d+):(\d+):", replace, text)
 
 
+NATS_PACKAGE = "DispatchStoreNATS"
+NATS_SETUP = "apt-get install nats-server libnats-dev"
+
+
+def needs_nats(guide):
+    """Whether the guide's program uses the integration package, and so a NATS server."""
+    return bool(guide.manifest) and NATS_PACKAGE in guide.manifest[0]
+
+
+def nats_server_path():
+    """The nats-server executable, or None."""
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    for candidate in ("/usr/sbin/nats-server", "/usr/local/bin/nats-server"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def nats_missing():
+    """What is missing to build and run a guide that uses NATS, or None."""
+    missing = []
+    if not nats_server_path():
+        missing.append("nats-server")
+    status, _, _, _, _ = run(["pkg-config", "--exists", "libnats"])
+    if status != 0:
+        missing.append("nats.c (pkg-config libnats)")
+    return " and ".join(missing) if missing else None
+
+
+class NATSServer:
+    """A nats-server with JetStream on a free port of 127.0.0.1, in a directory of its own."""
+
+    def __init__(self):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.directory = tempfile.mkdtemp(prefix="guide-nats-")
+        self.process = subprocess.Popen(
+            [nats_server_path(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", self.directory],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.url = f"nats://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise GuideError(f"nats-server did not listen on 127.0.0.1:{self.port} within 60 seconds")
+
+    def stop(self):
+        """Stops the server by its process id and removes its directory."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
 def matches(claim, line):
     line = line.rstrip()
     return line.endswith(claim.text) if claim.suffix else line == claim.text
@@ -339,6 +413,12 @@ def run_guide(guide, default_manifest, timeout, lint):
         if guide.claims or guide.manifest:
             problems.append(f"{guide.relative}: claims or a manifest, but no Swift code to run")
         return problems, "no Swift code"
+    if needs_nats(guide):
+        missing = nats_missing()
+        if missing:
+            if os.environ.get("DISPATCHSTORE_REQUIRE_NATS"):
+                return problems + [f"{guide.relative}: needs {missing}, which is not installed ({NATS_SETUP})"], ""
+            return problems, f"skipped: needs {missing} ({NATS_SETUP})"
     package = Package(guide, default_manifest)
     package.write()
     description = package.describe()
@@ -385,8 +465,16 @@ def run_guide(guide, default_manifest, timeout, lint):
     claimed = 0
     for name, arguments, folder in runs:
         claims = [claim for claim in guide.claims if claim.file.startswith(folder)]
-        with tempfile.TemporaryDirectory(prefix="guide-") as directory:
-            status, stdout, stderr, elapsed, timed_out = run(arguments, timeout=timeout, cwd=directory)
+        server = NATSServer() if needs_nats(guide) else None
+        environment = dict(os.environ, NATS_URL=server.url) if server else None
+        try:
+            with tempfile.TemporaryDirectory(prefix="guide-") as directory:
+                status, stdout, stderr, elapsed, timed_out = run(
+                    arguments, timeout=timeout, cwd=directory, environment=environment
+                )
+        finally:
+            if server:
+                server.stop()
         if timed_out:
             problems.append(
                 f"{guide.relative}: {name} did not end within {timeout} seconds; it printed:\n{indent(stdout)}\n"
