@@ -131,6 +131,26 @@ func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int)
     return clock.now - began
 }
 
+/// CPU seconds (user and system) used so far by this process and by the process `pid`.
+func cpuSeconds(server pid: Int32?) -> (client: Double, server: Double) {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let client =
+        Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    var server = 0.0
+    if let pid, let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = text.lastIndex(of: ")")
+    {
+        // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) {
+            server = (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+    }
+    return (client, server)
+}
+
 /// A failure of the benchmark itself.
 struct BenchError: Error, CustomStringConvertible {
     let description: String

@@ -128,37 +128,41 @@ final class AsyncPublisher: @unchecked Sendable {
                 return outbox.messages
             }
             guard !batch.isEmpty else { return }
-            for message in batch {
-                if let failure = publish(message) {
-                    onAcknowledgement(message.messageID, .failure(failure))
+            var failures: [(String, NATSError)] = []
+            do throws(NATSError) {
+                // One use of the connection for the whole batch.
+                try handle.beginUse(stream: batch[0].stream)
+                defer { handle.endUse() }
+                for message in batch {
+                    if let failure = publish(message) { failures.append((message.messageID, failure)) }
                 }
+            } catch {
+                failures = batch.map { ($0.messageID, error) }
+            }
+            for (messageID, failure) in failures {
+                onAcknowledgement(messageID, .failure(failure))
             }
         }
     }
 
-    /// Hands the message to nats.c; returns the error when it did not take it.
+    /// Hands the message to nats.c, with a use of the connection held; returns the error when it did
+    /// not take it.
     private func publish(_ outgoing: Outgoing) -> NATSError? {
-        do throws(NATSError) {
-            return try handle.withConnection(stream: outgoing.stream) { _, _ throws(NATSError) -> NATSError? in
-                var message: OpaquePointer?
-                var status = outgoing.data.withUnsafeBytes { bytes in
-                    natsMsg_Create(&message, outgoing.subject, nil, bytes.baseAddress, Int32(bytes.count))
-                }
-                guard status == NATS_OK, let created = message else {
-                    return handle.error(status, outgoing.what, stream: outgoing.stream)
-                }
-                status = natsMsgHeader_Set(created, "Nats-Msg-Id", outgoing.messageID)
-                var options = jsPubOptions()
-                jsPubOptions_Init(&options)
-                options.MaxWait = outgoing.timeout.milliseconds
-                if status == NATS_OK { status = js_PublishMsgAsync(context.pointer, &message, &options) }
-                // On success nats.c took the message and cleared the pointer: this destroys nothing.
-                natsMsg_Destroy(message)
-                return status == NATS_OK ? nil : handle.error(status, outgoing.what, stream: outgoing.stream)
-            }
-        } catch {
-            return error
+        var message: OpaquePointer?
+        var status = outgoing.data.withUnsafeBytes { bytes in
+            natsMsg_Create(&message, outgoing.subject, nil, bytes.baseAddress, Int32(bytes.count))
         }
+        guard status == NATS_OK, let created = message else {
+            return handle.error(status, outgoing.what, stream: outgoing.stream)
+        }
+        status = natsMsgHeader_Set(created, "Nats-Msg-Id", outgoing.messageID)
+        var options = jsPubOptions()
+        jsPubOptions_Init(&options)
+        options.MaxWait = outgoing.timeout.milliseconds
+        if status == NATS_OK { status = js_PublishMsgAsync(context.pointer, &message, &options) }
+        // On success nats.c took the message and cleared the pointer: this destroys nothing.
+        natsMsg_Destroy(message)
+        return status == NATS_OK ? nil : handle.error(status, outgoing.what, stream: outgoing.stream)
     }
 
     /// Called by nats.c, once per message: with its acknowledgement, or with its error (a timeout

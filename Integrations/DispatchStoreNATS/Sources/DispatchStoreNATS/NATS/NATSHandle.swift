@@ -38,9 +38,19 @@ final class NATSHandle: @unchecked Sendable {
         stream: String? = nil,
         _ body: (OpaquePointer, OpaquePointer) throws(NATSError) -> Result
     ) throws(NATSError) -> Result {
+        try beginUse(stream: stream)
+        defer { endUse() }
+        return try body(connection, jetStream)
+    }
+
+    /// Takes a use of the connection, for an object that calls it often (a subscription's reader):
+    /// ``close()`` waits until ``endUse()`` gives it back.
+    ///
+    /// - Throws: ``NATSError/Code/connectionClosed`` once ``close()`` began.
+    func beginUse(stream: String? = nil) throws(NATSError) {
         condition.lock()
+        defer { condition.unlock() }
         guard !closed else {
-            condition.unlock()
             throw NATSError(
                 .connectionClosed,
                 servers: servers,
@@ -49,14 +59,14 @@ final class NATSHandle: @unchecked Sendable {
             )
         }
         uses += 1
+    }
+
+    /// Gives back a use taken with ``beginUse(stream:)``.
+    func endUse() {
+        condition.lock()
+        uses -= 1
+        if uses == 0 { condition.broadcast() }
         condition.unlock()
-        defer {
-            condition.lock()
-            uses -= 1
-            if uses == 0 { condition.broadcast() }
-            condition.unlock()
-        }
-        return try body(connection, jetStream)
     }
 
     /// Keeps `object` until the connection closes, then destroys it with `destroy` before the

@@ -64,6 +64,13 @@ final class OrderedConsumer: @unchecked Sendable {
             natsSubscription_SetPendingLimits(subscription, 1_000_000, 1 << 30)
             return subscription
         }
+        // Held until `close()`: the reader calls the connection for every message.
+        do {
+            try handle.beginUse(stream: stream)
+        } catch {
+            natsSubscription_Destroy(subscription)
+            throw error
+        }
     }
 
     /// The next message, waiting at most `timeout`.
@@ -75,27 +82,26 @@ final class OrderedConsumer: @unchecked Sendable {
         guard let subscription else {
             throw NATSError(.connectionClosed, servers: handle.servers, stream: stream, message: "the reader closed")
         }
-        return try handle.withConnection(stream: stream) { _, _ throws(NATSError) -> DeliveredMessage? in
-            var message: OpaquePointer?
-            let status = natsSubscription_NextMsg(&message, subscription, timeout.milliseconds)
-            switch status {
-            case NATS_OK: break
-            case NATS_TIMEOUT, NATS_SLOW_CONSUMER, NATS_MISSED_HEARTBEAT, NATS_MISMATCH: return nil
-            default: throw handle.error(status, "reading stream \(stream)", stream: stream)
-            }
-            guard let message else { return nil }
-            defer { natsMsg_Destroy(message) }
-            var metadata: UnsafeMutablePointer<jsMsgMetaData>?
-            guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { return nil }
-            defer { jsMsgMetaData_Destroy(metadata) }
-            return DeliveredMessage(
-                sequence: metadata.pointee.Sequence.Stream,
-                pending: metadata.pointee.NumPending,
-                timestamp: metadata.pointee.Timestamp,
-                messageID: header(message, "Nats-Msg-Id"),
-                data: payload(of: message)
-            )
+        // The reader holds a use of the connection from `init` to `close()`.
+        var message: OpaquePointer?
+        let status = natsSubscription_NextMsg(&message, subscription, timeout.milliseconds)
+        switch status {
+        case NATS_OK: break
+        case NATS_TIMEOUT, NATS_SLOW_CONSUMER, NATS_MISSED_HEARTBEAT, NATS_MISMATCH: return nil
+        default: throw handle.error(status, "reading stream \(stream)", stream: stream)
         }
+        guard let message else { return nil }
+        defer { natsMsg_Destroy(message) }
+        var metadata: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { return nil }
+        defer { jsMsgMetaData_Destroy(metadata) }
+        return DeliveredMessage(
+            sequence: metadata.pointee.Sequence.Stream,
+            pending: metadata.pointee.NumPending,
+            timestamp: metadata.pointee.Timestamp,
+            messageID: header(message, "Nats-Msg-Id"),
+            data: payload(of: message)
+        )
     }
 
     /// Ends the subscription; the server then deletes the ephemeral consumer.
@@ -106,6 +112,7 @@ final class OrderedConsumer: @unchecked Sendable {
         self.subscription = nil
         natsSubscription_Unsubscribe(subscription)
         natsSubscription_Destroy(subscription)
+        handle.endUse()
     }
 
     deinit {

@@ -61,6 +61,8 @@ final class Applier: @unchecked Sendable {
         var snapshotsLoaded = 0
         var failure: ReplicationError?
         var stopping = false
+        /// Whether the thread started, and whether it ended.
+        var started = false
         var finished = false
         /// Read the stream again from this sequence number (as tests ask).
         var restartFrom: UInt64?
@@ -116,6 +118,7 @@ final class Applier: @unchecked Sendable {
         }
         let thread = Thread { [self] in run() }
         thread.name = "DispatchStoreNATS applier (\(context.stream))"
+        withShared { $0.started = true }
         thread.start()
     }
 
@@ -125,7 +128,7 @@ final class Applier: @unchecked Sendable {
     func stop(because error: ReplicationError) {
         let wasRunning = withShared { shared -> Bool in
             shared.stopping = true
-            return !shared.finished
+            return shared.started && !shared.finished
         }
         if wasRunning { finished.wait() }
         failWaiters(error)
