@@ -23,6 +23,9 @@ public final class NATSServer: @unchecked Sendable {
     private let logFile: URL
     private let lock = NSLock()
     private var process: Process?
+    /// Kills the server when this process dies without stopping it (a crash, a signal): it waits
+    /// on a pipe whose writing end only this process holds.
+    private var watcher: (process: Process, pipe: Pipe)?
 
     init(name: String, port: Int, configuration: URL, logFile: URL) {
         self.name = name
@@ -46,8 +49,17 @@ public final class NATSServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        let pipe = Pipe()
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watcher.arguments = ["-c", "read _; kill -9 \(process.processIdentifier) 2>/dev/null"]
+        watcher.standardInput = pipe
+        watcher.standardOutput = FileHandle.nullDevice
+        watcher.standardError = FileHandle.nullDevice
+        try? watcher.run()
         lock.lock()
         self.process = process
+        self.watcher = watcher.isRunning ? (watcher, pipe) : nil
         lock.unlock()
         NATSServer.running.withLock { _ = $0.insert(process.processIdentifier) }
         NATSServer.stopsAtExit
@@ -89,8 +101,14 @@ public final class NATSServer: @unchecked Sendable {
     private func end(signal number: Int32) {
         lock.lock()
         let process = self.process
+        let watcher = self.watcher
         self.process = nil
+        self.watcher = nil
         lock.unlock()
+        if let watcher {
+            Glibc.kill(watcher.process.processIdentifier, SIGKILL)
+            watcher.process.waitUntilExit()
+        }
         guard let process else { return }
         let pid = process.processIdentifier
         Glibc.kill(pid, SIGCONT)
