@@ -37,9 +37,7 @@ extension ActionLog {
         let type = try ActionTypeNames.stableName(of: Action.self, path: destination)
         let payload: Data
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
-            payload = try encoder.encode(action)
+            payload = try ActionRecord.payload(of: action)
         } catch {
             throw ActionLogError(
                 .unencodableAction,
@@ -168,5 +166,16 @@ extension ActionLog {
             }
             return try open(type)
         }
+    }
+}
+
+extension ActionRecord {
+    /// The JSON of a record's payload, as every record writes it (slashes unescaped).
+    ///
+    /// - Throws: What the value's `Encodable` conformance throws.
+    static func payload(of value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return try encoder.encode(value)
     }
 }

@@ -55,9 +55,7 @@ extension ActionRecord {
         }
         let encoded: Data
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
-            encoded = try encoder.encode(payload)
+            encoded = try ActionRecord.payload(of: payload)
         } catch {
             return .failed(.unencodable(transaction: transaction, path: path, reason: "\(error)"))
         }

@@ -141,12 +141,7 @@ extension Journal {
         case .success(let parsed):
             snapshot = parsed
         case .failure(.newer(let version)):
-            throw JournalError(
-                .newerFormat,
-                path: source,
-                message: "\(source) has snapshot format version \(version), newer than the version "
-                    + "\(JournalSnapshot.formatVersion) this program reads; use a newer program"
-            )
+            throw JournalSnapshot.newerFormat(version, source: source)
         case .failure(.damaged(let reason)):
             throw JournalError(.corruptSnapshot, path: source, message: "the snapshot \(source) is damaged: \(reason)")
         }

@@ -78,12 +78,7 @@ struct JournalRecovery {
             case .success(let read):
                 snapshot = read
             case .failure(.newer(let version)):
-                throw JournalError(
-                    .newerFormat,
-                    path: path,
-                    message: "\(path) has snapshot format version \(version), newer than the version "
-                        + "\(JournalSnapshot.formatVersion) this program reads; use a newer program (nothing was changed)"
-                )
+                throw JournalSnapshot.newerFormat(version, source: path, note: " (nothing was changed)")
             case .failure(.damaged(let reason)):
                 problems.append(
                     JournalError(

@@ -88,6 +88,17 @@ struct JournalSnapshot {
         return file
     }
 
+    /// The error for the snapshot `source` written with format version `version`, newer than this
+    /// program reads.
+    static func newerFormat(_ version: Int, source: String, note: String = "") -> JournalError {
+        JournalError(
+            .newerFormat,
+            path: source,
+            message: "\(source) has snapshot format version \(version), newer than the version \(formatVersion) this "
+                + "program reads; use a newer program" + note
+        )
+    }
+
     /// Reads and checks the snapshot at `path`, one line at a time: a file that is not one the
     /// journal wrote (a device, a line without end) costs bounded memory and time.
     ///
