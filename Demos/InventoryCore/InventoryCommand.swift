@@ -152,36 +152,33 @@ public enum InventoryCommand {
         }
 
         let stopper = Stopper(info: info) { reason in await service.finish(reason: reason) }
-        let sources = stopper.handleSignals()
         info(
             "Reading events from standard input"
                 + (options.logPath.map { "; writing the action log to \($0)." } ?? ".")
         )
-        await readEvents(stopper: stopper) { line, number in
+        await serve(service, stopper: stopper) { line, number in
             service.accept(line: line, number: number)
             if service.hasFailed {
                 await stopper.stop(reason: "a failed write to the data directory")
             }
-        } badLine: { number, problem in
-            service.reportBadLine(number: number, problem: problem)
         }
-        await stopper.stop(reason: "end of input")
-        withExtendedLifetime(sources) {}
-        preconditionFailure("inventory: the stopper returned")
     }
 
-    /// Reads standard input line by line until its end or a stop, handing each line of text to
-    /// `accept` and the others to `badLine`.
+    /// Serves events from standard input until its end, SIGTERM or SIGINT, then stops the service
+    /// with `stopper`, which exits the program.
+    ///
+    /// Lines that are not text are reported as bad lines of `service`.
     ///
     /// - Parameters:
-    ///   - stopper: Ends the reading once a stop began.
+    ///   - service: The service, for bad lines.
+    ///   - stopper: Stops the service; the signals call it too.
     ///   - accept: Takes a line of text and its number.
-    ///   - badLine: Takes the number of a line that is not text, and why.
-    public static func readEvents(
+    public static func serve(
+        _ service: InventoryService,
         stopper: Stopper,
-        accept: (String, Int) async -> Void,
-        badLine: (Int, String) -> Void
-    ) async {
+        accept: (String, Int) async -> Void
+    ) async -> Never {
+        let sources = stopper.handleSignals()
         var reader = LineReader()
         var number = 0
         while let line = reader.next() {
@@ -190,12 +187,18 @@ public enum InventoryCommand {
             case .text(let text):
                 await accept(text, number)
             case .invalidUTF8:
-                badLine(number, "it is not valid UTF-8")
+                service.reportBadLine(number: number, problem: "it is not valid UTF-8")
             case .tooLong(let bytes):
-                badLine(number, "it is \(bytes) bytes long, more than \(reader.maximumLength)")
+                service.reportBadLine(
+                    number: number,
+                    problem: "it is \(bytes) bytes long, more than \(reader.maximumLength)"
+                )
             }
             if stopper.isStopping { break }
         }
+        await stopper.stop(reason: "end of input")
+        withExtendedLifetime(sources) {}
+        preconditionFailure("inventory: the stopper returned")
     }
 }
 

@@ -53,9 +53,8 @@ struct ReplicaService {
             await performing.waitUntilIdle()
             return await finish(service, replication, reason: reason, failed: failed.withLock { $0 })
         }
-        let sources = stopper.handleSignals()
         info("Reading events from standard input; appending them to stream \(stream).")
-        await InventoryCommand.readEvents(stopper: stopper) { line, number in
+        await InventoryCommand.serve(service, stopper: stopper) { line, number in
             guard performing.begin(), let action = service.admit(line: line, number: number) else {
                 performing.end()
                 return
@@ -73,12 +72,7 @@ struct ReplicaService {
             if failure != nil {
                 await stopper.stop(reason: "a failed append to stream \(stream)")
             }
-        } badLine: { number, problem in
-            service.reportBadLine(number: number, problem: problem)
         }
-        await stopper.stop(reason: "end of input")
-        withExtendedLifetime(sources) {}
-        preconditionFailure("inventory: the stopper returned")
     }
 
     /// Applies the whole stream, from its first message, to fresh stores while an action log at

@@ -134,7 +134,11 @@ func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int)
 /// CPU seconds (user and system) used so far by this process and by the process `pid`.
 func cpuSeconds(server pid: Int32?) -> (client: Double, server: Double) {
     var usage = rusage()
+    #if os(Linux)
     getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
     let client =
         Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6

@@ -20,18 +20,27 @@ public final class NATSServer: @unchecked Sendable {
     /// The URL clients connect to: `nats://127.0.0.1:PORT`.
     public var url: String { "nats://127.0.0.1:\(port)" }
     private let configuration: URL
-    private let logFile: URL
+    /// Where the logs go: `<name>-<start>.log`, one file per start.
+    private let logDirectory: URL
     private let lock = NSLock()
     private var process: Process?
+    private var starts = 0
     /// Kills the server when this process dies without stopping it (a crash, a signal): it waits
     /// on a pipe whose writing end only this process holds.
     private var watcher: (process: Process, pipe: Pipe)?
 
-    init(name: String, port: Int, configuration: URL, logFile: URL) {
+    init(name: String, port: Int, configuration: URL, logDirectory: URL) {
         self.name = name
         self.port = port
         self.configuration = configuration
-        self.logFile = logFile
+        self.logDirectory = logDirectory
+    }
+
+    /// The log of the latest start.
+    public var logFile: URL {
+        lock.lock()
+        defer { lock.unlock() }
+        return logDirectory.appendingPathComponent("\(name)-\(starts).log")
     }
 
     /// The running server's process id, or `nil` when it is not running.
@@ -43,6 +52,9 @@ public final class NATSServer: @unchecked Sendable {
 
     /// Starts the server (again, after ``kill()`` or ``stop()``, with the same ports and directory).
     public func start() throws {
+        lock.lock()
+        starts += 1
+        lock.unlock()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: NATSServer.executable)
         process.arguments = ["-c", configuration.path, "-l", logFile.path]
@@ -65,15 +77,23 @@ public final class NATSServer: @unchecked Sendable {
         NATSServer.stopsAtExit
     }
 
-    /// Waits until the server accepts TCP connections.
+    /// Waits until this server, not another process that took the port meanwhile, is ready.
+    ///
+    /// Its own log says so, and it still runs: a server that cannot take its ports exits.
     public func waitUntilListening(seconds: Double = 60) throws {
         let deadline = Date().addingTimeInterval(seconds)
-        while !NATSServer.accepts(port: port) {
-            guard Date() < deadline, processIdentifier != nil else {
+        let log = logFile
+        while true {
+            lock.lock()
+            let running = process?.isRunning ?? false
+            lock.unlock()
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            guard running, Date() < deadline else {
                 throw TestServerError(
-                    "nats-server \(name) did not listen on port \(port) within \(seconds) s; see \(logFile.path)"
+                    "nats-server \(name) is not ready on port \(port) after \(seconds) s or exited; see \(log.path)"
                 )
             }
+            if text.contains("Server is ready") && NATSServer.accepts(port: port) { return }
             usleep(20_000)
         }
     }
@@ -89,13 +109,39 @@ public final class NATSServer: @unchecked Sendable {
     }
 
     /// Pauses the server with `SIGSTOP`: it keeps its sockets but answers nothing.
+    ///
+    /// Returns once every thread of the server has stopped (the signal takes effect a moment after
+    /// `kill` returns).
     public func pause() {
-        if let pid = processIdentifier { Glibc.kill(pid, SIGSTOP) }
+        guard let pid = processIdentifier else { return }
+        send(SIGSTOP, to: pid)
+        #if os(Linux)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && !NATSServer.isStopped(pid) {
+            usleep(1_000)
+        }
+        #endif
     }
+
+    #if os(Linux)
+    /// Whether every thread of the process `pid` is stopped, as `/proc` says.
+    private static func isStopped(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return !tasks.isEmpty
+            && tasks.allSatisfy { task in
+                guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                    let end = text.lastIndex(of: ")")
+                else { return false }
+                // The state is the first field after the command's closing parenthesis.
+                let state = text[text.index(end, offsetBy: 2)...].prefix(1)
+                return state == "T" || state == "t"
+            }
+    }
+    #endif
 
     /// Resumes a paused server with `SIGCONT`.
     public func resume() {
-        if let pid = processIdentifier { Glibc.kill(pid, SIGCONT) }
+        if let pid = processIdentifier { send(SIGCONT, to: pid) }
     }
 
     private func end(signal number: Int32) {
@@ -106,19 +152,19 @@ public final class NATSServer: @unchecked Sendable {
         self.watcher = nil
         lock.unlock()
         if let watcher {
-            Glibc.kill(watcher.process.processIdentifier, SIGKILL)
+            send(SIGKILL, to: watcher.process.processIdentifier)
             watcher.process.waitUntilExit()
         }
         guard let process else { return }
         let pid = process.processIdentifier
-        Glibc.kill(pid, SIGCONT)
-        Glibc.kill(pid, number)
+        send(SIGCONT, to: pid)
+        send(number, to: pid)
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline {
             usleep(10_000)
         }
         if process.isRunning {
-            Glibc.kill(pid, SIGKILL)
+            send(SIGKILL, to: pid)
             process.waitUntilExit()
         }
         NATSServer.running.withLock { _ = $0.remove(pid) }
@@ -134,8 +180,8 @@ public final class NATSServer: @unchecked Sendable {
     private static let stopsAtExit: Void = {
         atexit {
             for pid in NATSServer.running.current {
-                Glibc.kill(pid, SIGCONT)
-                Glibc.kill(pid, SIGKILL)
+                send(SIGCONT, to: pid)
+                send(SIGKILL, to: pid)
             }
         }
     }()
@@ -187,6 +233,11 @@ public final class NATSServer: @unchecked Sendable {
     }
 }
 
+/// Sends signal `number` to the process `pid` (`kill(2)`, which `NATSServer.kill()` hides).
+private func send(_ number: Int32, to pid: Int32) {
+    _ = kill(pid, number)
+}
+
 /// One server, or a cluster of three with JetStream replicated (R3 streams), started for a test and
 /// stopped (each by its process id) by ``stop()``.
 ///
@@ -227,6 +278,8 @@ public final class NATSTestCluster: Sendable {
         let clientPorts = Array(list[0..<nodes])
         let routePorts = Array(list[nodes...])
         var servers: [NATSServer] = []
+        // A cluster name of its own: a route that reaches another test's cluster is refused.
+        let clusterName = "C" + UUID().uuidString.prefix(8)
         for index in 0..<nodes {
             let name = "n\(index + 1)"
             var text = "server_name: \(name)\nlisten: 127.0.0.1:\(clientPorts[index])\n"
@@ -234,7 +287,8 @@ public final class NATSTestCluster: Sendable {
             if let maximumPayload { text += "max_payload: \(maximumPayload)\n" }
             if nodes > 1 {
                 let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
-                text += "cluster { name: C1, listen: 127.0.0.1:\(routePorts[index]), routes: [\(routes)] }\n"
+                text +=
+                    "cluster { name: \(clusterName), listen: 127.0.0.1:\(routePorts[index]), routes: [\(routes)] }\n"
             }
             let configuration = directory.appendingPathComponent("\(name).conf")
             try text.write(to: configuration, atomically: true, encoding: .utf8)
@@ -243,7 +297,7 @@ public final class NATSTestCluster: Sendable {
                     name: name,
                     port: clientPorts[index],
                     configuration: configuration,
-                    logFile: directory.appendingPathComponent("\(name).log")
+                    logDirectory: directory
                 )
             )
         }

@@ -95,7 +95,8 @@ final class AsyncPublisher: @unchecked Sendable {
     ///   - subject: The subject.
     ///   - messageID: The message's id (`Nats-Msg-Id`).
     ///   - timeout: How long the acknowledgement may take; then it is reported as a
-    ///     ``NATSError/Code/timeout``.
+    ///     ``NATSError/Code/timeout``. Keep it in seconds: nats.c registers the message before it
+    ///     sends it, and a timeout that fires first frees the message while it is being sent.
     ///   - what: What is being published, for errors: `appending message r1.17 to stream ORDERS`.
     ///   - stream: The stream, for errors.
     func send(_ data: Data, to subject: String, messageID: String, timeout: Duration, what: String, stream: String) {

@@ -145,6 +145,11 @@ extension NATSConnection {
                     }
                 }
             }
+            if code.rawValue == 10058 {
+                // Another client created it meanwhile.
+                code = jsErrCode(0)
+                status = js_GetStreamInfo(&info, jetStream, name, nil, &code)
+            }
             guard status == NATS_OK, let info else {
                 throw handle.error(status, jetStreamCode: code, "creating stream \(name)", stream: name)
             }

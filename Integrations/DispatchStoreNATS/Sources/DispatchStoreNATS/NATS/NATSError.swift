@@ -82,3 +82,15 @@ public struct NATSError: Error, Sendable, Hashable, CustomStringConvertible, Cus
         "NATSError(\(code)): \(message)"
     }
 }
+
+extension NATSError {
+    /// Whether the failure may pass by itself: no answer in time, no responder yet, or a cluster
+    /// still placing its servers or electing a leader (JetStream errors 10005, 10008, 10009).
+    var isTransient: Bool {
+        switch code {
+        case .timeout, .noResponders: true
+        case .jetStream: [10005, 10008, 10009].contains(jetStreamCode ?? 0)
+        default: false
+        }
+    }
+}

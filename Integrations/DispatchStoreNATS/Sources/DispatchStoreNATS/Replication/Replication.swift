@@ -155,6 +155,14 @@ public final class Replication: Sendable {
         }
     }
 
+    /// How long one append waits for its acknowledgement before it is sent again (the perform's own
+    /// deadline ends it earlier when it comes first).
+    ///
+    /// Never short: nats.c registers a message for its acknowledgement before it sends it, and a
+    /// timeout that fires before the send is done hands the message to the acknowledgement handler,
+    /// which frees it, while the send still reads it.
+    static let attemptTimeout = Duration.seconds(5)
+
     /// The configuration.
     public let configuration: Configuration
     /// What the replica did when it started.
@@ -230,12 +238,16 @@ public final class Replication: Sendable {
             streamConfiguration.maximumMessages = configuration.maximumMessages
             let info: StreamInfo
             let bucket: KeyValueBucket
+            // A cluster that just started may not have placed every server yet: transient errors are
+            // tried again until the configuration's timeout.
+            let deadline = ContinuousClock.now + configuration.timeout
             do {
-                info = try await connection.createStream(streamConfiguration)
-                bucket = try await connection.keyValueBucket(
-                    configuration.snapshotBucket,
-                    replicas: configuration.replicas
-                )
+                info = try await retryingTransient(until: deadline) { () async throws(NATSError) in
+                    try await connection.createStream(streamConfiguration)
+                }
+                bucket = try await retryingTransient(until: deadline) { () async throws(NATSError) in
+                    try await connection.keyValueBucket(configuration.snapshotBucket, replicas: configuration.replicas)
+                }
             } catch {
                 throw ReplicationError(
                     .unavailable,
@@ -256,7 +268,18 @@ public final class Replication: Sendable {
                 migrations: configuration.migrations,
                 onProblem: { problem in problems.withLock { $0.append(problem) } }
             )
-            let loaded = configuration.startsFromSnapshot ? try await loader.latest() : nil
+            var loaded: (sequence: UInt64, contents: Journal.SnapshotContents)?
+            while configuration.startsFromSnapshot {
+                do {
+                    loaded = try await loader.latest()
+                    break
+                } catch {
+                    guard let natsError = error.natsError, natsError.isTransient, ContinuousClock.now < deadline else {
+                        throw error
+                    }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
             let base = loaded?.sequence ?? 0
             if info.messages > 0 || info.lastSequence > base, base + 1 < info.firstSequence {
                 throw ReplicationError(
@@ -318,7 +341,8 @@ public final class Replication: Sendable {
                 try await applier.start()
                 try await applier.waitUntilApplied(through: info.lastSequence, deadline: nil)
             } catch {
-                applier.stop(because: error)
+                let applier = applier
+                _ = try? await BlockingCalls.run { () throws(NATSError) in applier.stop(because: error) }
                 dispatcher.unregister(middleware: guardian)
                 for store in setup.stores {
                     store.allowOutsideChanges()
@@ -392,13 +416,12 @@ public final class Replication: Sendable {
         try applier.expect(messageID)
         var delay = Duration.milliseconds(50)
         while true {
-            let timeout = min(max(deadline - ContinuousClock.now, .milliseconds(1)), .seconds(2))
             let attempt = await applier.attempt(messageID, deadline: deadline) {
                 publisher.send(
                     record,
                     to: configuration.subject,
                     messageID: messageID,
-                    timeout: timeout,
+                    timeout: Self.attemptTimeout,
                     what: "appending message \(messageID) to stream \(stream)",
                     stream: stream
                 )
@@ -547,5 +570,21 @@ public final class Replication: Sendable {
             try? await Task.sleep(for: .milliseconds(200))
         }
         await close()
+    }
+}
+
+/// Runs `body` again, a little later, while it fails with a transient error and `deadline` has not
+/// passed.
+func retryingTransient<Result>(
+    until deadline: ContinuousClock.Instant,
+    _ body: () async throws(NATSError) -> Result
+) async throws(NATSError) -> Result {
+    while true {
+        do {
+            return try await body()
+        } catch {
+            guard error.isTransient, ContinuousClock.now < deadline else { throw error }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
     }
 }
