@@ -67,6 +67,39 @@ struct ReplicationTests {
         }
     }
 
+    @Test("operations that finish later, on other threads, still commit in stream order on every replica")
+    func laterOperations() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        var replicas: [(Store<Ledger, LedgerAction>, Replication)] = []
+        for _ in 0..<2 {
+            let dispatcher = Dispatcher()
+            let ledger = Store<Ledger, LedgerAction>(identifier: "ledger", reducer: LaterLedgerReducer())
+            try dispatcher.register(store: ledger)
+            let replication = try await Replication(
+                dispatcher: dispatcher,
+                stores: [ledger],
+                configuration: Replication.Configuration(servers: cluster.urls, stream: "LATER")
+            )
+            replicas.append((ledger, replication))
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (UInt64, UInt64).self) { group in
+            for (index, (_, replication)) in replicas.enumerated() {
+                for number in 1...100 {
+                    let input = UInt64(index * 1_000 + number)
+                    group.addTask { (try await replication.perform(LedgerAction.mix(input)).sequence, input) }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let inStreamOrder = outcomes.sorted { $0.0 < $1.0 }.map(\.1)
+        for (ledger, replication) in replicas {
+            try await replication.waitUntilApplied(through: 200, timeout: .seconds(60))
+            #expect(ledger.state.value == mixed(inStreamOrder) && ledger.sequenceNumber == 200)
+            await replication.close()
+        }
+    }
+
     @Test("a new replica catches up from the stream and says how many messages it applied")
     func catchUp() async throws {
         let cluster = try await NATSTestCluster.start()
@@ -238,6 +271,24 @@ struct ReplicationTests {
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(replica.ledger.state.value == 1 && replica.ledger.sequenceNumber == 1)
         await replica.replication.close()
+    }
+}
+
+/// The ledger's logic in an operation that finishes later, on another thread.
+final class LaterLedgerReducer: Reducer<Ledger, LedgerAction> {
+    override func operation(
+        for action: LedgerAction,
+        in store: Store<Ledger, LedgerAction>
+    ) -> ActionOperation<Ledger, LedgerAction> {
+        ActionOperation(action: action, store: store) { operation, action, store in
+            Thread.detachNewThread {
+                store.updateState { state in
+                    if case .mix(let input) = action { state.value = (state.value &* 31) ^ input }
+                    state.count += 1
+                }
+                operation.finish()
+            }
+        }
     }
 }
 
