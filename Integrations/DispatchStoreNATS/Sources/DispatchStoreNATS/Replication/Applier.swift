@@ -64,8 +64,13 @@ final class Applier: @unchecked Sendable {
         /// Whether the thread started, and whether it ended.
         var started = false
         var finished = false
-        /// Read the stream again from this sequence number (as tests ask).
+        /// Read the stream again from this sequence number (as tests ask, or after a stall).
         var restartFrom: UInt64?
+        /// When the reader last got a message, or last checked the stream's end after a silence.
+        var lastDelivery = ContinuousClock.now
+        /// Whether a check of the stream's end is under way, and how many stalls it ended.
+        var checkingEnd = false
+        var stallsEnded = 0
         /// Told when the stream read again reached this message once more.
         var rereadWaiter: (through: UInt64, waiter: CheckedContinuation<Void, Never>)?
         var pending: [String: Pending] = [:]
@@ -99,18 +104,21 @@ final class Applier: @unchecked Sendable {
 
     /// Starts the thread, reading from the message after `applied`.
     ///
+    /// - Parameter deadline: Until when a transient failure to make the consumer is tried again.
     /// - Throws: ``ReplicationError`` when the stream cannot be read.
-    func start() async throws(ReplicationError) {
+    func start(until deadline: ContinuousClock.Instant) async throws(ReplicationError) {
         let start = applied + 1
         let context = context
         do {
-            let consumer = try await BlockingCalls.run { () throws(NATSError) in
-                try OrderedConsumer(
-                    handle: context.connection.handle,
-                    stream: context.stream,
-                    subject: context.subject,
-                    startSequence: start
-                )
+            let consumer = try await retryingTransient(until: deadline) { () async throws(NATSError) in
+                try await BlockingCalls.run { () throws(NATSError) in
+                    try OrderedConsumer(
+                        handle: context.connection.handle,
+                        stream: context.stream,
+                        subject: context.subject,
+                        startSequence: start
+                    )
+                }
             }
             self.consumer = consumer
         } catch {
@@ -158,8 +166,8 @@ final class Applier: @unchecked Sendable {
 
     /// How many messages were applied from the stream since the replication started, how many
     /// repeats were skipped, and how many snapshots were loaded to fill a gap.
-    var counts: (applied: Int, repeatsSkipped: Int, snapshotsLoaded: Int) {
-        withShared { ($0.appliedCount, $0.repeatsSkipped, $0.snapshotsLoaded) }
+    var counts: (applied: Int, repeatsSkipped: Int, snapshotsLoaded: Int, stallsEnded: Int) {
+        withShared { ($0.appliedCount, $0.repeatsSkipped, $0.snapshotsLoaded, $0.stallsEnded) }
     }
 
     /// Reads the stream again from `sequence`, as after a reconnect that delivers messages again (the
@@ -329,7 +337,11 @@ final class Applier: @unchecked Sendable {
             }
             do throws(ReplicationError) {
                 if let restart { try restartConsumer(from: restart) }
-                guard let message = try nextMessage() else { continue }
+                guard let message = try nextMessage() else {
+                    checkForStall()
+                    continue
+                }
+                withShared { $0.lastDelivery = ContinuousClock.now }
                 try handle(message)
             } catch {
                 fail(error)
@@ -338,8 +350,40 @@ final class Applier: @unchecked Sendable {
         }
     }
 
+    /// After five seconds without a message, asks the stream where it ends, off this thread; when it
+    /// holds messages this replica has not applied, the reader starts again from the first of them.
+    ///
+    /// nats.c makes an ordered consumer again when it misses its heartbeats, but a consumer made
+    /// while the servers were still sorting themselves out (one back from a pause) was seen to stay
+    /// silent; this does not depend on it.
+    private func checkForStall() {
+        let now = ContinuousClock.now
+        let due = withShared { shared -> Bool in
+            guard !shared.checkingEnd, now - shared.lastDelivery >= .seconds(5) else { return false }
+            shared.checkingEnd = true
+            return true
+        }
+        guard due else { return }
+        let context = context
+        Task { [self] in
+            let end = try? await context.connection.streamInfo(context.stream).lastSequence
+            withShared { shared in
+                shared.checkingEnd = false
+                shared.lastDelivery = ContinuousClock.now
+                if let end, end > shared.applied, shared.restartFrom == nil {
+                    shared.restartFrom = shared.applied + 1
+                    shared.stallsEnded += 1
+                }
+            }
+        }
+    }
+
     private func nextMessage() throws(ReplicationError) -> DeliveredMessage? {
-        guard let consumer else { return nil }
+        guard let consumer else {
+            // No consumer until the servers can make one: wait a little before trying again.
+            Thread.sleep(forTimeInterval: 0.1)
+            return nil
+        }
         do {
             return try consumer.next(timeout: .milliseconds(50))
         } catch {
@@ -528,6 +572,12 @@ final class Applier: @unchecked Sendable {
         try restartConsumer(from: loaded.sequence + 1)
     }
 
+    /// Reads the stream again from `sequence` with a new consumer.
+    ///
+    /// When the servers cannot make one now (a leader being elected, a server back from a pause),
+    /// it is tried again on a later turn of the loop.
+    ///
+    /// - Throws: ``ReplicationError/Code/unavailable`` for any other failure.
     private func restartConsumer(from sequence: UInt64) throws(ReplicationError) {
         consumer?.close()
         consumer = nil
@@ -539,7 +589,12 @@ final class Applier: @unchecked Sendable {
                 startSequence: sequence
             )
         } catch {
-            throw unavailable(error, "cannot read stream \(context.stream) from message \(sequence)")
+            guard error.isTransient else {
+                throw unavailable(error, "cannot read stream \(context.stream) from message \(sequence)")
+            }
+            withShared { shared in
+                if shared.restartFrom == nil { shared.restartFrom = sequence }
+            }
         }
     }
 

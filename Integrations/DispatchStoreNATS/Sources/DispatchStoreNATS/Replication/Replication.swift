@@ -155,6 +155,16 @@ public final class Replication: Sendable {
         }
     }
 
+    /// The error of a start that `error` stopped.
+    private static func cannotStart(_ stream: String, _ error: NATSError) -> ReplicationError {
+        ReplicationError(
+            .unavailable,
+            stream: stream,
+            natsError: error,
+            message: "cannot start the replica of stream \(stream): \(clause(of: error))"
+        )
+    }
+
     /// How long one append waits for its acknowledgement before it is sent again (the perform's own
     /// deadline ends it earlier when it comes first).
     ///
@@ -220,12 +230,7 @@ public final class Replication: Sendable {
         do {
             connection = try await NATSConnection.connect(to: configuration.servers, options: options)
         } catch {
-            throw ReplicationError(
-                .unavailable,
-                stream: stream,
-                natsError: error,
-                message: "cannot start the replica of stream \(stream): \(clause(of: error))"
-            )
+            throw Self.cannotStart(stream, error)
         }
         self.connection = connection
         let problems = Locked<[ReplicationError]>([])
@@ -249,12 +254,7 @@ public final class Replication: Sendable {
                     try await connection.keyValueBucket(configuration.snapshotBucket, replicas: configuration.replicas)
                 }
             } catch {
-                throw ReplicationError(
-                    .unavailable,
-                    stream: stream,
-                    natsError: error,
-                    message: "cannot start the replica of stream \(stream): \(clause(of: error))"
-                )
+                throw Self.cannotStart(stream, error)
             }
             let snapshots = SnapshotStore(
                 bucket: bucket,
@@ -338,7 +338,7 @@ public final class Replication: Sendable {
                         message: "\(clause(of: error))"
                     )
                 }
-                try await applier.start()
+                try await applier.start(until: deadline)
                 try await applier.waitUntilApplied(through: info.lastSequence, deadline: nil)
             } catch {
                 let applier = applier

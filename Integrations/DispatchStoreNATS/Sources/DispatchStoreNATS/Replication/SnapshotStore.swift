@@ -115,14 +115,7 @@ struct SnapshotStore: Sendable {
         do {
             entry = try await bucket.entry(for: key)
         } catch {
-            throw .fatal(
-                ReplicationError(
-                    .unavailable,
-                    stream: stream,
-                    natsError: error,
-                    message: "cannot read the snapshots of stream \(stream): \(clause(of: error))"
-                )
-            )
+            throw unavailable("the snapshots of stream \(stream)", error)
         }
         guard let entry else { return nil }
         guard let manifest = try? JSONDecoder().decode(Manifest.self, from: entry.value),
@@ -150,14 +143,7 @@ struct SnapshotStore: Sendable {
             do {
                 chunk = try await bucket.entry(for: Self.chunkKey(manifest.sequence, index))
             } catch {
-                throw .fatal(
-                    ReplicationError(
-                        .unavailable,
-                        stream: stream,
-                        natsError: error,
-                        message: "cannot read \(name(manifest.sequence)): \(clause(of: error))"
-                    )
-                )
+                throw unavailable(name(manifest.sequence), error)
             }
             guard let chunk else {
                 throw damaged("\(name(manifest.sequence)) lacks its chunk \(index + 1) of \(manifest.chunks)", manifest)
@@ -172,6 +158,17 @@ struct SnapshotStore: Sendable {
             )
         }
         return (manifest, data)
+    }
+
+    private func unavailable(_ what: String, _ error: NATSError) -> ReadFailure {
+        .fatal(
+            ReplicationError(
+                .unavailable,
+                stream: stream,
+                natsError: error,
+                message: "cannot read \(what): \(clause(of: error))"
+            )
+        )
     }
 
     private func damaged(_ reason: String, _ manifest: Manifest?) -> ReadFailure {
