@@ -105,7 +105,7 @@ struct ReplicationFaultTests {
         // compared message by message. (Not `waitUntilCaughtUp` on the isolated replica: its server,
         // back from the pause, may answer for a moment as the leader it was.)
         let end = try await others.replication.waitUntilCaughtUp(timeout: .seconds(60))
-        #expect(end >= 30)
+        try #require(end >= 30)
         try await isolated.replication.waitUntilApplied(through: end, timeout: .seconds(120))
         let (mine, theirs) = (isolated.history.current, others.history.current)
         #expect((11...end).allSatisfy { mine[$0] != nil && mine[$0] == theirs[$0] })

@@ -455,7 +455,8 @@ public final class Replication: Sendable {
     /// Waits until this replica has applied every message the stream held when it was called.
     ///
     /// The stream's end is what the server answering says: a server back from a pause may, for a
-    /// moment, answer as the leader it was and report an older end. To wait for what another replica
+    /// moment, answer as the leader it was and report an older end (one before what this replica
+    /// applied is asked for again, for up to five seconds). To wait for what another replica
     /// performed, pass its sequence number to ``waitUntilApplied(through:timeout:)``.
     ///
     /// - Parameter timeout: How long to wait, or `nil` for as long as it takes.
@@ -467,12 +468,19 @@ public final class Replication: Sendable {
     public func waitUntilCaughtUp(timeout: Duration? = nil) async throws(ReplicationError) -> UInt64 {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         let stream = configuration.stream
+        // An end before what this replica applied is an answer from a server that does not know it
+        // is no longer the stream's leader: asked again for a while, then not believed.
+        let staleUntil = ContinuousClock.now + .seconds(5)
         var last: NATSError?
         while true {
             do {
                 let end = try await connection.streamInfo(stream).lastSequence
-                try await applier.waitUntilApplied(through: end, deadline: deadline)
-                return end
+                let applied = applier.applied
+                if end >= applied || ContinuousClock.now >= staleUntil {
+                    let target = max(end, applied)
+                    try await applier.waitUntilApplied(through: target, deadline: deadline)
+                    return target
+                }
             } catch let error as NATSError {
                 last = error
             } catch let error as ReplicationError {
