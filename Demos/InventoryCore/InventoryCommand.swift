@@ -1,4 +1,5 @@
 import DispatchStore
+import DispatchStoreJournal
 public import Foundation
 
 #if canImport(Glibc)

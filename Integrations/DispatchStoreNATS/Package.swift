@@ -22,13 +22,17 @@ let package = Package(
         ),
         .target(
             name: "DispatchStoreNATS",
-            dependencies: ["CNATS", .product(name: "DispatchStore", package: "DispatchStore")]
+            dependencies: [
+                "CNATS", .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
+            ]
         ),
         .testTarget(
             name: "DispatchStoreNATSTests",
             dependencies: [
                 "DispatchStoreNATS", "CNATS", "NATSTestSupport", "TestSupport",
                 .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
             ]
         ),
         // The inventory demo with `--nats`: `swift run inventory --nats URL < events.jsonl`. Its core is
@@ -36,12 +40,16 @@ let package = Package(
         // so that both programs are one module of one name and read each other's action logs.
         .target(
             name: "InventoryCore",
-            dependencies: [.product(name: "DispatchStore", package: "DispatchStore")]
+            dependencies: [
+                .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
+            ]
         ),
         .executableTarget(
             name: "inventory",
             dependencies: [
                 "InventoryCore", "DispatchStoreNATS", .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
             ]
         ),
         .testTarget(
@@ -49,6 +57,7 @@ let package = Package(
             dependencies: [
                 "InventoryCore", "DispatchStoreNATS", "inventory", "NATSTestSupport", "TestSupport",
                 .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
             ]
         ),
         // The benchmark: `swift run -c release nats-bench`, against servers it starts (as the tests do).
@@ -57,11 +66,16 @@ let package = Package(
             dependencies: [
                 "DispatchStoreNATS", "CNATS", "NATSTestSupport",
                 .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
             ]
         ),
         // The root package's test helpers (Tests/TestSupport is a symbolic link to them), and servers
         // for the tests: nats-server started on free ports of 127.0.0.1, stopped by process id.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "DispatchStore", package: "DispatchStore")],
+            path: "Tests/TestSupport"
+        ),
         .target(
             name: "NATSTestSupport",
             dependencies: ["DispatchStoreNATS", "TestSupport"],

@@ -1,3 +1,4 @@
+public import DispatchStore
 public import Foundation
 
 extension Journal {

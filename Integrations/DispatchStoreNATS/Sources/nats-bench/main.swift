@@ -8,6 +8,7 @@
 
 import CNATS
 import DispatchStore
+import DispatchStoreJournal
 import DispatchStoreNATS
 import Foundation
 import NATSTestSupport

@@ -1,3 +1,4 @@
+import DispatchStore
 import Foundation
 import NATSTestSupport
 import TestSupport

@@ -1,3 +1,4 @@
+import DispatchStore
 import DispatchStoreNATS
 public import Foundation
 import TestSupport

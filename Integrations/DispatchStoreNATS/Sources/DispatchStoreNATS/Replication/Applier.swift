@@ -1,4 +1,5 @@
 import DispatchStore
+import DispatchStoreJournal
 import Foundation
 
 /// A replica's applier: one thread of its own that reads the stream from where the stores are and

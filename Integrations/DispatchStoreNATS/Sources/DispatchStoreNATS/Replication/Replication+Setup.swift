@@ -1,4 +1,5 @@
 import DispatchStore
+import DispatchStoreJournal
 import Foundation
 
 /// A store's sequence number, read without its generic types.

@@ -1,4 +1,5 @@
 public import DispatchStore
+public import DispatchStoreJournal
 public import Foundation
 
 /// Replicates chosen stores of a dispatcher through a NATS JetStream stream: every replica appends

@@ -1,4 +1,5 @@
 import DispatchStore
+import DispatchStoreJournal
 import Foundation
 import TestSupport
 import Testing
@@ -18,7 +19,8 @@ struct ActionLogRecordsTests {
         #expect(!record.contains(UInt8(ascii: "\n")))
         let text = String(decoding: record, as: UTF8.self)
         #expect(text.hasPrefix("{\"id\":7,\"time\":\"2026-09-21T"))
-        #expect(text.contains("\"mode\":\"sync\",\"stores\":[\"a\",\"b\"],\"type\":\"DispatchStoreTests.ChainAction\""))
+        #expect(text.contains("\"mode\":\"sync\",\"stores\":[\"a\",\"b\"],"))
+        #expect(text.contains("\"type\":\"DispatchStoreJournalTests.ChainAction\""))
         var decoder = try ActionLog.RecordDecoder(actionTypes: [ChainAction.self], source: "stream CHAINS")
         let entry = try decoder.entry(from: record, number: 17)
         #expect(entry.action as? ChainAction == .mix(42))
@@ -61,7 +63,7 @@ struct ActionLogRecordsTests {
             ),
             (
                 "{\"id\":1,\"time\":\"2026-01-01T00:00:00.000Z\",\"mode\":\"sync\",\"stores\":[],"
-                    + "\"type\":\"DispatchStoreTests.ChainAction\",\"payload\":{\"mix\":\"x\"}}",
+                    + "\"type\":\"DispatchStoreJournalTests.ChainAction\",\"payload\":{\"mix\":\"x\"}}",
                 .malformedLine, "Line 9 of stream CHAINS"
             ),
         ]

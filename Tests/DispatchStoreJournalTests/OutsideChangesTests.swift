@@ -1,4 +1,5 @@
 import DispatchStore
+import DispatchStoreJournal
 import Foundation
 import TestSupport
 import Testing
