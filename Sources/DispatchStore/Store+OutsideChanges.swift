@@ -9,12 +9,12 @@ extension AnyStore {
     ///   updating a store from inside its own reducer);
     /// - a recorder's restore (``RecorderMiddleware/previous()``, `next()`, `jump(to:)`) is refused
     ///   with ``DispatchError/Code/outsideChangeRefused``, changing no store;
-    /// - a ``Journal`` refuses to open on the store's dispatcher, since its recovery would set the
+    /// - a ``DispatchStoreJournal/Journal`` refuses to open on the store's dispatcher, since its recovery would set the
     ///   state.
     ///
     /// Actions still reach the store: refusing the dispatches that do not come from the log it
     /// follows is the owner's part, in a middleware (see ``Transaction/cancel()``).
-    /// ``Journal/SnapshotContents/restore()`` still sets it: loading a snapshot is how its owner
+    /// ``DispatchStoreJournal/Journal/SnapshotContents/restore()`` still sets it: loading a snapshot is how its owner
     /// brings it to a known state.
     ///
     /// ```swift
