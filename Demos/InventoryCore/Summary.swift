@@ -194,11 +194,16 @@ public struct Summary: Codable, Equatable, Sendable {
         self.stream = stream
     }
 
-    /// The summary as pretty-printed JSON with sorted, snake_case keys.
+    /// The summary as pretty-printed JSON with sorted, snake_case keys, except the `stream` object's
+    /// (`name`, `last`, `caughtUp`, `failed`), spelled as the replicated inventory documents them.
     public var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.keyEncodingStrategy = .custom { path in
+            let key = path[path.count - 1]
+            if path.count > 1 && path[path.count - 2].stringValue == "stream" { return key }
+            return SummaryKey(snakeCase: key.stringValue)
+        }
         // Encoding plain values cannot fail.
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
@@ -292,4 +297,25 @@ extension Summary {
         }
         return ("\(stopped): \(parts.joined(separator: "; ")).", isError)
     }
+}
+
+/// A property's name in snake case (`inFlight` as `in_flight`), as `convertToSnakeCase` writes it.
+private struct SummaryKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+
+    init(snakeCase name: String) {
+        var result = ""
+        for character in name {
+            if character.isUppercase {
+                result += "_" + character.lowercased()
+            } else {
+                result.append(character)
+            }
+        }
+        stringValue = result
+    }
+
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

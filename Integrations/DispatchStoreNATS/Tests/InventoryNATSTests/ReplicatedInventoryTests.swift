@@ -98,6 +98,8 @@ struct ReplicatedInventoryTests {
         #expect(restarted.standardError.contains("caught up \(summary.stream?.caughtUp ?? -1) message"))
         #expect(restarted.standardError.contains("after snapshot"))
         #expect((summary.stream?.caughtUp ?? 99) < 20)
+        // The stream object's keys are spelled as documented: name, last, caughtUp, failed.
+        #expect(restarted.standardOutput.contains("\"caughtUp\" : \(summary.stream?.caughtUp ?? -1)"))
 
         let export = directory.file("export.jsonl").path
         let exported = try await runInventory(["--nats", cluster.urls[0], "--export", export])
