@@ -121,7 +121,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// store.updateState { state in state.count += 1 }
     /// ```
     ///
-    /// A store that refuses outside changes (``AnyStore/refuseOutsideChanges(_:)``, as a replicated
+    /// A store that refuses outside changes (``AnyStore/outsideChangeRefusal``, as a replicated
     /// store does) accepts this call only from its own operations: called outside them, it is a
     /// programming error that stops the program with a message naming the store and the reason,
     /// before `body` runs.

@@ -19,7 +19,7 @@ package struct StoreBookkeeping {
     /// The dispatcher the store is registered with.
     var owner: ObjectIdentifier?
     /// Why the store refuses changes made outside its actions, when it does
-    /// (`AnyStore.refuseOutsideChanges(_:)`).
+    /// (`AnyStore.outsideChangeRefusal`).
     var outsideChangeRefusal: String?
     /// Ends the state streams (`states(bufferingNewest:)`), by subscription id.
     var streamEnds: [UInt64: @Sendable () -> Void] = [:]

@@ -11,7 +11,7 @@ struct OutsideChangesTests {
         let dispatcher = Dispatcher()
         let store = makeCounterStore("replicated", reducer: CounterReducer())  // updateState in its operation
         try dispatcher.register(store: store)
-        store.refuseOutsideChanges("it follows the stream TEST")
+        store.outsideChangeRefusal = "it follows the stream TEST"
         #expect(store.outsideChangeRefusal == "it follows the stream TEST")
         dispatcher.dispatch(CounterAction.add(3), mode: .sync)
         #expect(store.state.count == 3 && store.sequenceNumber == 1)
@@ -27,7 +27,7 @@ struct OutsideChangesTests {
         let recorder = RecorderMiddleware()
         dispatcher.register(middleware: recorder)
         dispatcher.dispatch(CounterAction.add(2), mode: .sync)
-        followed.refuseOutsideChanges("it follows the stream TEST")
+        followed.outsideChangeRefusal = "it follows the stream TEST"
         #expect(recorder.previous() == false)
         #expect {
             try recorder.jump(to: 0)
@@ -37,7 +37,7 @@ struct OutsideChangesTests {
                 && error.message.contains("it follows the stream TEST")
         }
         #expect(local.state.count == 2 && followed.state.count == 2 && recorder.position == 1)
-        followed.allowOutsideChanges()
+        followed.outsideChangeRefusal = nil
         #expect(followed.outsideChangeRefusal == nil)
         #expect(recorder.previous())
         #expect(local.state.count == 0 && followed.state.count == 0)
@@ -48,7 +48,7 @@ struct OutsideChangesTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (dispatcher, stores) = try journaledChains()
-        stores[1].refuseOutsideChanges("it follows the stream TEST")
+        stores[1].outsideChangeRefusal = "it follows the stream TEST"
         #expect {
             _ = try Journal(directory: directory.url.path, dispatcher: dispatcher)
         } throws: { error in
@@ -64,7 +64,7 @@ struct OutsideChangesTests {
         dispatchChain(live, 0..<20)
         let data = try Journal.encodeSnapshot(of: live, storeIdentifiers: ["a"], position: 20, destination: "x")
         let (fresh, freshStores) = try journaledChains()
-        freshStores[0].refuseOutsideChanges("it follows the stream TEST")
+        freshStores[0].outsideChangeRefusal = "it follows the stream TEST"
         try Journal.decodeSnapshot(data, for: fresh, source: "x").restore()
         #expect(freshStores[0].sequenceNumber == liveStores[0].sequenceNumber)
         #expect(freshStores[0].state == liveStores[0].state)
@@ -74,7 +74,7 @@ struct OutsideChangesTests {
     func updateStateStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let store = makeCounterStore("followed")
-            store.refuseOutsideChanges("it follows the stream TEST")
+            store.outsideChangeRefusal = "it follows the stream TEST"
             store.updateState { $0.count += 1 }
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

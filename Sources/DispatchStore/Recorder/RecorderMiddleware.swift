@@ -167,7 +167,10 @@ public final class RecorderMiddleware: Middleware {
     /// - Returns: `true` when the stores were restored (and their observers called); `false` at the
     ///   oldest entry, when not registered with a dispatcher, when called from inside a store's
     ///   `updateState` or `reduce`, or when a store refuses changes made outside its actions
-    ///   (``AnyStore/refuseOutsideChanges(_:)``).
+    ///   (``AnyStore/outsideChangeRefusal``).
+    /// - Complexity: O(*n* + *m*), where *n* is the number of the dispatcher's stores (all are locked
+    ///   and set at one instant) and *m* the number of observers of the stores that change (each
+    ///   called once); the length of the history does not count.
     @discardableResult
     public func previous() -> Bool {
         (try? move(.back)) != nil
@@ -178,7 +181,10 @@ public final class RecorderMiddleware: Middleware {
     /// - Returns: `true` when the stores were restored (and their observers called); `false` at the
     ///   newest entry, when not registered with a dispatcher, when called from inside a store's
     ///   `updateState` or `reduce`, or when a store refuses changes made outside its actions
-    ///   (``AnyStore/refuseOutsideChanges(_:)``).
+    ///   (``AnyStore/outsideChangeRefusal``).
+    /// - Complexity: O(*n* + *m*), where *n* is the number of the dispatcher's stores (all are locked
+    ///   and set at one instant) and *m* the number of observers of the stores that change (each
+    ///   called once); the length of the history does not count.
     @discardableResult
     public func next() -> Bool {
         (try? move(.forward)) != nil
@@ -192,6 +198,9 @@ public final class RecorderMiddleware: Middleware {
     ///   the position and the valid range), ``DispatchError/Code/recorderDetached``,
     ///   ``DispatchError/Code/reentrantRestore``, or ``DispatchError/Code/outsideChangeRefused``
     ///   (naming the store) when a store refuses changes made outside its actions.
+    /// - Complexity: O(*n* + *m*), where *n* is the number of the dispatcher's stores (all are locked
+    ///   and set at one instant) and *m* the number of observers of the stores that change (each
+    ///   called once); the length of the history does not count.
     public func jump(to position: Int) throws {
         try move(.to(position))
     }

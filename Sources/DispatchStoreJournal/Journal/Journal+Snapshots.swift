@@ -33,7 +33,7 @@ extension Journal {
         /// Each store's observers hear of the change with a `nil` action, as after a recovery. The
         /// stores are set one after the other, not at one instant: call this while nothing else
         /// changes them. A store that refuses outside changes
-        /// (``DispatchStore/AnyStore/refuseOutsideChanges(_:)``) is set too: restoring a snapshot is how the owner
+        /// (``DispatchStore/AnyStore/outsideChangeRefusal``) is set too: restoring a snapshot is how the owner
         /// of such a store brings it to a known state.
         ///
         /// - Note: Thread-safe; not from inside a store's `updateState` closure or `reduce(_:into:)`.

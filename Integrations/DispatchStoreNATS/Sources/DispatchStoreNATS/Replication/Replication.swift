@@ -36,7 +36,7 @@ public import Foundation
 /// see: a dispatch that reaches a replicated store, other than the replica's own application of a
 /// message, is cancelled before any store runs and reported to `onError` as
 /// ``ReplicationError/Code/changeOutsideStream``; the stores refuse changes no action makes
-/// (``AnyStore/refuseOutsideChanges(_:)``): `updateState` outside their operations stops the
+/// (``AnyStore/outsideChangeRefusal``): `updateState` outside their operations stops the
 /// program, a recorder's restore throws, a ``Journal`` refuses to open. Stores that are not
 /// replicated live in the same dispatcher as usual, and middleware (a recorder, an action log, a
 /// tester) see every action a replica applies.
@@ -304,7 +304,7 @@ public final class Replication: Sendable {
             self.guardian = guardian
             let reason = "it is replicated through the NATS stream \(stream); change it with Replication.perform(_:)"
             for store in setup.stores {
-                store.refuseOutsideChanges("store '\(store.identifier)' \(reason)")
+                store.outsideChangeRefusal = "store '\(store.identifier)' \(reason)"
             }
             dispatcher.register(middleware: guardian)
             loaded?.contents.restore()
@@ -346,7 +346,7 @@ public final class Replication: Sendable {
                 _ = try? await BlockingCalls.run { () throws(NATSError) in applier.stop(because: error) }
                 dispatcher.unregister(middleware: guardian)
                 for store in setup.stores {
-                    store.allowOutsideChanges()
+                    store.outsideChangeRefusal = nil
                 }
                 throw error
             }
@@ -560,7 +560,7 @@ public final class Replication: Sendable {
         }
         dispatcher.unregister(middleware: guardian)
         for identifier in storeIdentifiers {
-            dispatcher.store(with: identifier)?.allowOutsideChanges()
+            dispatcher.store(with: identifier)?.outsideChangeRefusal = nil
         }
         await connection.close()
     }
