@@ -53,124 +53,18 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try JSONNodeDecoder.string(decoder.document, try value(for: key), { decoder.path(key) })
     }
 
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try JSONNodeDecoder.floatingPoint(
-            Double.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
+    // One generic method answers the protocol's ten integer requirements (`Int` to `UInt64`), one its
+    // two floating-point ones: Swift takes a generic method as the witness of each.
+
+    func decode<Value: FixedWidthInteger & Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value {
+        try decoder.integer(type, at: try value(for: key)) { decoder.path(key) }
     }
 
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try JSONNodeDecoder.floatingPoint(
-            Float.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        try JSONNodeDecoder.integer(
-            Int.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        try JSONNodeDecoder.integer(
-            Int8.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        try JSONNodeDecoder.integer(
-            Int16.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        try JSONNodeDecoder.integer(
-            Int32.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        try JSONNodeDecoder.integer(
-            Int64.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        try JSONNodeDecoder.integer(
-            UInt.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        try JSONNodeDecoder.integer(
-            UInt8.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        try JSONNodeDecoder.integer(
-            UInt16.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        try JSONNodeDecoder.integer(
-            UInt32.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
-    }
-
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        try JSONNodeDecoder.integer(
-            UInt64.self,
-            decoder.document,
-            try value(for: key),
-            { decoder.path(key) },
-            decoder.context
-        )
+    func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(
+        _ type: Value.Type,
+        forKey key: Key
+    ) throws -> Value {
+        try decoder.floatingPoint(type, at: try value(for: key)) { decoder.path(key) }
     }
 
     func decode<Value: Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value {
@@ -251,88 +145,16 @@ struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
         try next { decoder, index, key in try JSONNodeDecoder.string(decoder.document, index, { decoder.path(key) }) }
     }
 
-    mutating func decode(_ type: Double.Type) throws -> Double {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.floatingPoint(
-                Double.self,
-                decoder.document,
-                index,
-                { decoder.path(key) },
-                decoder.context
-            )
-        }
+    // As in the keyed container, one generic method each for the integer and floating-point types.
+
+    mutating func decode<Value: FixedWidthInteger & Decodable>(_ type: Value.Type) throws -> Value {
+        try next { decoder, index, key in try decoder.integer(type, at: index) { decoder.path(key) } }
     }
 
-    mutating func decode(_ type: Float.Type) throws -> Float {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.floatingPoint(
-                Float.self,
-                decoder.document,
-                index,
-                { decoder.path(key) },
-                decoder.context
-            )
-        }
-    }
-
-    mutating func decode(_ type: Int.Type) throws -> Int {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: Int8.Type) throws -> Int8 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int8.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: Int16.Type) throws -> Int16 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int16.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: Int32.Type) throws -> Int32 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int32.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: Int64.Type) throws -> Int64 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(Int64.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: UInt.Type) throws -> UInt {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt8.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt16.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt32.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
-    }
-
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
-        try next { decoder, index, key in
-            try JSONNodeDecoder.integer(UInt64.self, decoder.document, index, { decoder.path(key) }, decoder.context)
-        }
+    mutating func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(
+        _ type: Value.Type
+    ) throws -> Value {
+        try next { decoder, index, key in try decoder.floatingPoint(type, at: index) { decoder.path(key) } }
     }
 
     mutating func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {

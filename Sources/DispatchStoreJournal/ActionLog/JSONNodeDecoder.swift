@@ -152,52 +152,16 @@ final class JSONNodeDecoder: Decoder, SingleValueDecodingContainer {
         try JSONNodeDecoder.string(document, index, { self.codingPath })
     }
 
-    func decode(_ type: Double.Type) throws -> Double {
-        try JSONNodeDecoder.floatingPoint(Double.self, document, index, { self.codingPath }, context)
+    // One generic method answers the protocol's ten integer requirements (`Int` to `UInt64`), one its
+    // two floating-point ones: Swift takes a generic method as the witness of each.
+
+    func decode<Value: FixedWidthInteger & Decodable>(_ type: Value.Type) throws -> Value {
+        try integer(type, at: index) { codingPath }
     }
 
-    func decode(_ type: Float.Type) throws -> Float {
-        try JSONNodeDecoder.floatingPoint(Float.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: Int.Type) throws -> Int {
-        try JSONNodeDecoder.integer(Int.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: Int8.Type) throws -> Int8 {
-        try JSONNodeDecoder.integer(Int8.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: Int16.Type) throws -> Int16 {
-        try JSONNodeDecoder.integer(Int16.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: Int32.Type) throws -> Int32 {
-        try JSONNodeDecoder.integer(Int32.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: Int64.Type) throws -> Int64 {
-        try JSONNodeDecoder.integer(Int64.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: UInt.Type) throws -> UInt {
-        try JSONNodeDecoder.integer(UInt.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: UInt8.Type) throws -> UInt8 {
-        try JSONNodeDecoder.integer(UInt8.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: UInt16.Type) throws -> UInt16 {
-        try JSONNodeDecoder.integer(UInt16.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: UInt32.Type) throws -> UInt32 {
-        try JSONNodeDecoder.integer(UInt32.self, document, index, { self.codingPath }, context)
-    }
-
-    func decode(_ type: UInt64.Type) throws -> UInt64 {
-        try JSONNodeDecoder.integer(UInt64.self, document, index, { self.codingPath }, context)
+    func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(_ type: Value.Type) throws -> Value
+    {
+        try floatingPoint(type, at: index) { codingPath }
     }
 
     func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
@@ -219,44 +183,46 @@ final class JSONNodeDecoder: Decoder, SingleValueDecodingContainer {
         return text
     }
 
-    static func integer<Value: FixedWidthInteger>(
+    /// The whole number at node `index` of the document, as `Value`; `path` names it in an error.
+    func integer<Value: FixedWidthInteger>(
         _ type: Value.Type,
-        _ document: JSONDocument,
-        _ index: Int,
-        _ path: () -> [any CodingKey],
-        _ context: Context
+        at index: Int,
+        path: () -> [any CodingKey]
     ) throws -> Value {
         guard let (negative, magnitude) = document.integer(at: index) else {
             // JSONDecoder takes `1e2`, `100.0` and `-0.0` as whole numbers; this reader does not.
             if document.nodes[index].kind == .number { context.isUncertain = true }
-            throw mismatch(Value.self, path(), "expected a whole number")
+            throw Self.mismatch(Value.self, path(), "expected a whole number")
         }
         if negative {
             guard Value.isSigned, magnitude <= UInt64(Int64.max) + 1 else {
-                throw mismatch(Value.self, path(), "number out of range")
+                throw Self.mismatch(Value.self, path(), "number out of range")
             }
             let value = magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-            guard let result = Value(exactly: value) else { throw mismatch(Value.self, path(), "number out of range") }
+            guard let result = Value(exactly: value) else {
+                throw Self.mismatch(Value.self, path(), "number out of range")
+            }
             return result
         }
-        guard let result = Value(exactly: magnitude) else { throw mismatch(Value.self, path(), "number out of range") }
+        guard let result = Value(exactly: magnitude) else {
+            throw Self.mismatch(Value.self, path(), "number out of range")
+        }
         return result
     }
 
-    static func floatingPoint<Value: BinaryFloatingPoint & LosslessStringConvertible>(
+    /// The finite number at node `index` of the document, as `Value`; `path` names it in an error.
+    func floatingPoint<Value: BinaryFloatingPoint & LosslessStringConvertible>(
         _ type: Value.Type,
-        _ document: JSONDocument,
-        _ index: Int,
-        _ path: () -> [any CodingKey],
-        _ context: Context
+        at index: Int,
+        path: () -> [any CodingKey]
     ) throws -> Value {
         guard let text = document.numberText(at: index), let value = Value(String(text)), value.isFinite else {
-            throw mismatch(Value.self, path(), "expected a finite number")
+            throw Self.mismatch(Value.self, path(), "expected a finite number")
         }
         // JSONDecoder refuses a number that underflows; where that starts is its own.
-        if value.isSubnormal || (value == 0 && mantissaIsNonzero(text)) {
+        if value.isSubnormal || (value == 0 && Self.mantissaIsNonzero(text)) {
             context.isUncertain = true
-            throw mismatch(Value.self, path(), "a number too close to zero")
+            throw Self.mismatch(Value.self, path(), "a number too close to zero")
         }
         return value
     }
