@@ -4,6 +4,14 @@ import Foundation
 /// The todo program's model: a dispatcher with the `todos` and `interface` stores, a recorder of
 /// the list changes, and a persistence observer that saves the list after each change.
 public final class TodoApp: Sendable {
+    /// The stores' identifiers, named once for every place that needs them.
+    enum StoreIdentifier {
+        /// The list's store.
+        static let todos = "todos"
+        /// The interface's store, which waits for the list's.
+        static let interface = "interface"
+    }
+
     /// The dispatcher.
     public let dispatcher = Dispatcher()
     /// The `todos` store: the items.
@@ -31,8 +39,17 @@ public final class TodoApp: Sendable {
         historyLimit: Int = 500,
         onSaveStatusChange: @escaping @Sendable (TodoStorage.Failure?) -> Void = { _ in }
     ) throws {
-        list = Store(identifier: "todos", reducer: TodoListReducer(), initialState: TodoList(items: items))
-        interface = Store(identifier: "interface", reducer: InterfaceReducer(list: list), waitsFor: ["todos"])
+        list = Store(
+            identifier: StoreIdentifier.todos,
+            reducer: TodoListReducer(),
+            initialState: TodoList(items: items)
+        )
+        interface = Store(
+            identifier: StoreIdentifier.interface,
+            reducer: InterfaceReducer(list: list),
+            waitsFor: [StoreIdentifier.todos],
+            initialState: Interface(itemCount: items.count)
+        )
         recorder = RecorderMiddleware(limit: historyLimit) { transaction in
             (transaction.action as? TodoAction)?.changesList == true
         }
@@ -92,7 +109,7 @@ public final class TodoApp: Sendable {
 
     @discardableResult
     private func dispatch(_ action: TodoAction) -> Transaction {
-        dispatcher.dispatch(action, to: action.changesList ? nil : "interface", mode: .sync)
+        dispatcher.dispatch(action, to: action.changesList ? nil : StoreIdentifier.interface, mode: .sync)
     }
 
     /// The selected item, if the list is not empty.

@@ -62,14 +62,25 @@ public struct Interface: StateType, Equatable {
     public var mode = Mode.browsing
     /// The message shown above the status line.
     public var message = ""
+    /// How many items the list has: the cursor stays below it.
+    ///
+    /// Each list change sets it from the list's committed state; interface actions read it instead
+    /// of the list.
+    public var itemCount = 0
 
-    /// Creates the interface state shown at start.
+    /// Creates the interface state for an empty list.
     public init() {}
+
+    /// Creates the interface state shown at start, for a list of `itemCount` items.
+    public init(itemCount: Int) {
+        self.itemCount = itemCount
+    }
 }
 
 /// Everything the todo app can do.
 ///
-/// List changes reach both stores; interface actions are dispatched to the `interface` store only.
+/// List changes reach both stores; interface actions are dispatched to the `interface` store only,
+/// so its reducer handles them from its own state.
 public enum TodoAction: ActionType, Equatable {
     /// Adds an item at the end.
     case add(title: String)

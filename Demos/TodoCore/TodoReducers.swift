@@ -32,7 +32,13 @@ public final class TodoListReducer: Reducer<TodoList, TodoAction> {
     }
 }
 
-/// Keeps the `interface` store in step: it waits for the `todos` store and reads its new state.
+/// Keeps the `interface` store in step with the list.
+///
+/// A list change reaches both stores, and the `interface` store waits for the `todos` store, so this
+/// reducer reads the list's state once the change is committed: the new number of items and the
+/// sentence about the change. Interface actions reach the `interface` store only: the list is not
+/// part of their transaction, so the reducer uses its own state (the number of items it last saw)
+/// and never reads the list for them.
 public final class InterfaceReducer: Reducer<Interface, TodoAction> {
     private let list: Store<TodoList, TodoAction>
 
@@ -43,14 +49,12 @@ public final class InterfaceReducer: Reducer<Interface, TodoAction> {
 
     /// Moves the selection and sets the mode and message for `action`.
     public override func reduce(_ action: TodoAction, into interface: inout Interface) {
-        // Reading the list is safe here: this store waits for it, so its change is committed.
-        let list = self.list.state
         switch action {
-        case .add:
-            interface.cursor = list.items.count - 1
-            interface.mode = .browsing
-            interface.message = list.lastChange
-        case .edit, .toggle, .delete, .clearDone:
+        case .add, .edit, .toggle, .delete, .clearDone:
+            // This store waits for the list, and the action reached both: the list's change is committed.
+            let list = self.list.state
+            interface.itemCount = list.items.count
+            if case .add = action { interface.cursor = list.items.count - 1 }
             interface.mode = .browsing
             interface.message = list.lastChange
         case .moveCursor(let delta):
@@ -61,6 +65,6 @@ public final class InterfaceReducer: Reducer<Interface, TodoAction> {
         case .showMessage(let message):
             interface.message = message
         }
-        interface.cursor = max(0, min(interface.cursor, list.items.count - 1))
+        interface.cursor = max(0, min(interface.cursor, interface.itemCount - 1))
     }
 }
