@@ -19,8 +19,7 @@ public enum InventoryAction: ActionType, Codable, Equatable {
     }
 }
 
-/// What the stock store decided for one event; the orders and audit stores read it (they wait for
-/// the stock store).
+/// What the stock store decided for one event, for the service's log.
 public enum Outcome: Sendable, Equatable, Codable {
     case restocked(item: String, quantity: Int)
     case reserved(id: String, item: String, quantity: Int)
@@ -81,7 +80,11 @@ public struct StockState: StateType, Codable {
     public var reservations: [String: Reservation] = [:]
     /// Every order id seen, open or not.
     public var orderIDs: Set<String> = []
-    /// What the last event did.
+    /// What the last event did, for the log.
+    ///
+    /// The log reads it when the event's transaction has finished (events are dispatched `.serial`,
+    /// so no other event is applied in between). Other stores' reducers do not read it: the orders
+    /// store asks about its order (``reservations``).
     public var lastOutcome: Outcome?
 
     /// An empty stock.
@@ -116,16 +119,34 @@ public struct OrdersState: StateType, Codable {
     public var counts: [OrderStatus: Int] {
         statuses.values.reduce(into: [:]) { counts, status in counts[status, default: 0] += 1 }
     }
+
+    /// How many events had each outcome (`reserved`, `refused`, ...; see ``Outcome/kind``), derived
+    /// from the statuses rather than counted by another store: every reserved order was reserved once
+    /// (cancelled ones too), every cancelled order by one cancel, and the other cancels were ignored.
+    ///
+    /// - Parameter kinds: How many events of each kind there were (``AuditState/kinds``).
+    /// - Returns: The count of each outcome that happened at least once.
+    public func outcomeCounts(kinds: [String: Int]) -> [String: Int] {
+        let counts = counts
+        let cancelled = counts[.cancelled, default: 0]
+        let outcomes = [
+            "restocked": kinds["restock", default: 0],
+            "reserved": counts[.reserved, default: 0] + cancelled,
+            "refused": counts[.refused, default: 0],
+            "duplicate": duplicates,
+            "cancelled": cancelled,
+            "cancel_ignored": kinds["cancel", default: 0] - cancelled,
+        ]
+        return outcomes.filter { $0.value > 0 }
+    }
 }
 
-/// The audit store's state: a count of every event and outcome.
+/// The audit store's state: a count of every event, by kind.
 public struct AuditState: StateType, Codable {
     /// Events handled.
     public var events = 0
     /// Events per kind (`restock`, `order`, `cancel`).
     public var kinds: [String: Int] = [:]
-    /// Events per outcome (`reserved`, `refused`, ...).
-    public var outcomes: [String: Int] = [:]
     /// Units added by restocks.
     public var unitsRestocked = 0
 

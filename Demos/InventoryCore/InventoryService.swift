@@ -13,11 +13,13 @@ import Darwin
 /// The inventory service: three stores behind one dispatcher, fed one event per input line.
 ///
 /// - `stock`: units available per item and the reservations of open orders; decides every event.
-/// - `orders`: each order's status; waits for `stock` and reads its decision.
-/// - `audit`: counts of every event and outcome; waits for `orders`.
+/// - `orders`: each order's status; waits for `stock` and asks it whether the order holds a
+///   reservation.
+/// - `audit`: counts of every event by kind; depends on the action alone.
 ///
-/// Events are dispatched `.serial`, so they apply in input order, one transaction at a time, and
-/// the `orders` and `audit` reducers can read the decision `stock` made for the same event. A
+/// Events are dispatched `.serial`, so they apply in input order, one transaction at a time: the
+/// `orders` reducer reads the stock's state for the same event, and the log reads the stock's
+/// ``StockState/lastOutcome`` when the event's transaction has finished. A
 /// ``ServiceLogger`` writes to standard error, one line per message, each
 /// `inventory: <level>: <sentence>` with the level `error`, `notice` or `info` and, for an event,
 /// its input line number; with a log path, an `ActionLogMiddleware` writes every event to a JSON
@@ -39,13 +41,24 @@ public final class InventoryService: Sendable {
     /// How many write failures of the action log are reported one by one; later ones are counted.
     public static let reportedWriteFailures = 5
 
+    /// The stores' identifiers, named once for every place that needs them (they are also the
+    /// stores' names in the action log, the journal and the stream's snapshots).
+    enum StoreIdentifier {
+        /// The stock's store, which decides every event.
+        static let stock = "stock"
+        /// The orders' store, which waits for the stock's.
+        static let orders = "orders"
+        /// The audit's store.
+        static let audit = "audit"
+    }
+
     /// The dispatcher the events go through.
     public let dispatcher = Dispatcher()
     /// Units per item and the reservations of open orders.
     public let stock: Store<StockState, InventoryAction>
     /// Each order's status; waits for `stock`.
     public let orders: Store<OrdersState, InventoryAction>
-    /// Counts of every event and outcome; waits for `orders`.
+    /// Counts of every event by kind.
     public let audit: Store<AuditState, InventoryAction>
     private let actionLog: ActionLogMiddleware?
     /// The journal in the data directory, with `--data`.
@@ -94,9 +107,13 @@ public final class InventoryService: Sendable {
         logsEvents: Bool = true,
         diagnostics: @escaping @Sendable (String) -> Void
     ) throws {
-        stock = Store(identifier: "stock", reducer: StockReducer())
-        orders = Store(identifier: "orders", reducer: OrdersReducer(stock: stock), waitsFor: ["stock"])
-        audit = Store(identifier: "audit", reducer: AuditReducer(stock: stock), waitsFor: ["orders"])
+        stock = Store(identifier: StoreIdentifier.stock, reducer: StockReducer())
+        orders = Store(
+            identifier: StoreIdentifier.orders,
+            reducer: OrdersReducer(stock: stock),
+            waitsFor: [StoreIdentifier.stock]
+        )
+        audit = Store(identifier: StoreIdentifier.audit, reducer: AuditReducer())
         self.diagnostics = diagnostics
         self.verbosity = verbosity
         let lineNumbers = LineNumbers()
@@ -334,7 +351,7 @@ public final class InventoryService: Sendable {
             audit: Summary.Audit(
                 events: audit.events,
                 kinds: audit.kinds,
-                outcomes: audit.outcomes,
+                outcomes: orders.outcomeCounts(kinds: audit.kinds),
                 unitsRestocked: audit.unitsRestocked
             ),
             log: actionLog.map { Summary.Log(path: $0.path, written: $0.writtenCount, failures: $0.failureCount) },
