@@ -42,6 +42,26 @@ struct TodoModelTests {
         #expect(app.historyLabel == "history 0/0")
     }
 
+    @Test("the cursor stays within the list after an undo or a redo changes its length")
+    func cursorAfterHistoryMoves() throws {
+        let app = try TodoApp(items: [TodoItem(id: 1, title: "a"), TodoItem(id: 2, title: "b")])
+        app.perform(.add(title: "c"))
+        app.perform(.delete(id: 3))
+        app.perform(.delete(id: 2))
+        #expect(app.interface.state.itemCount == 1)
+        #expect(app.previous())
+        #expect(app.previous())
+        // The list has three items again: the interface's count came back with it.
+        #expect(app.interface.state.itemCount == 3)
+        app.perform(.moveCursor(by: 9))
+        #expect(app.interface.state.cursor == 2)
+        #expect(app.next())
+        #expect(app.next())
+        app.perform(.moveCursor(by: 9))
+        #expect(app.interface.state.cursor == 0)
+        #expect(app.selectedItem?.title == "a")
+    }
+
     @Test("previous and next step through the list changes, with a message")
     func history() throws {
         let app = try TodoApp(items: [TodoItem(id: 7, title: "start")])
