@@ -65,8 +65,8 @@ final class OrdersReducer: Reducer<OrdersState, InventoryAction> {
 
 /// Counts every event by kind, and the units restocked.
 ///
-/// It reads the action alone, so it waits for no store. The events per outcome are derived from the orders' statuses when the summary is made
-/// (``OrdersState/outcomeCounts(kinds:)``).
+/// It reads the action alone, so it waits for no store. The events per outcome are derived from the
+/// orders' statuses when the summary is made (``OrdersState/outcomeCounts(kinds:)``).
 final class AuditReducer: Reducer<AuditState, InventoryAction> {
     override func reduce(_ action: InventoryAction, into state: inout AuditState) {
         state.events += 1
