@@ -74,7 +74,7 @@ final class AppendFile {
         do throws(Failure) {
             if let lockPath {
                 do {
-                    file.lock = try WriterLock.acquire(lockPath)
+                    file.lock = try WriterLock(acquiring: lockPath)
                 } catch {
                     let reason =
                         error.isHeld ? error.reason : "its lock file \(lockPath) cannot be opened: \(error.reason)"

@@ -52,21 +52,12 @@ final class WriterLock {
     /// shares, in milliseconds.
     static let childWait = 2_000
 
-    private init(path: String, descriptor: Int32, key: FileKey) {
-        self.path = path
-        self.descriptor = descriptor
-        self.key = key
-    }
-
-    deinit {
-        release()
-    }
-
     /// Takes the lock in `path`, creating the file if needed, without waiting.
     ///
     /// - Throws: ``Refusal`` naming the holder when another writer holds it, or the system's reason
     ///   when the lock file cannot be opened.
-    static func acquire(_ path: String) throws(Refusal) -> WriterLock {
+    init(acquiring path: String) throws(Refusal) {
+        let held = Self.held
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Refusal(isHeld: false, reason: SystemReason.current(path: path)) }
         var status = stat()
@@ -84,24 +75,28 @@ final class WriterLock {
                 close(descriptor)
                 throw Refusal(isHeld: false, reason: reason)
             }
-            let (pid, name) = holder(descriptor)
+            let (pid, name) = Self.holder(descriptor)
             let ours = pid == getpid()
             let heldHere = held.withLockedValue { $0.contains(key) }
             // Released by this process, and shared for a moment by a child it is starting.
-            if ours && !heldHere && waited < childWait {
+            if ours && !heldHere && waited < Self.childWait {
                 usleep(1_000)
                 waited += 1
                 continue
             }
             close(descriptor)
-            throw Refusal(isHeld: true, reason: describe(pid: pid, name: name, heldHere: heldHere))
+            throw Refusal(isHeld: true, reason: Self.describe(pid: pid, name: name, heldHere: heldHere))
         }
         held.withLockedValue { _ = $0.insert(key) }
         // Who holds it, for the writers it refuses; a failure here only makes their message vaguer.
         let name = ProcessInfo.processInfo.processName
         _ = ftruncate(descriptor, 0)
         _ = AppendFile.writeAll(Data("\(getpid()) \(name)\n".utf8), to: descriptor)
-        return WriterLock(path: path, descriptor: descriptor, key: key)
+        (self.path, self.descriptor, self.key) = (path, descriptor, key)
+    }
+
+    deinit {
+        release()
     }
 
     /// Releases the lock; calling it again does nothing.

@@ -140,7 +140,7 @@ struct JournalDirectory {
     ///   ``JournalError/Code/unwritableDirectory`` when the lock file cannot be opened.
     private func takeLock() throws(JournalError) -> WriterLock {
         do {
-            return try WriterLock.acquire(lockPath)
+            return try WriterLock(acquiring: lockPath)
         } catch let error where error.isHeld {
             throw JournalError(
                 .locked,
