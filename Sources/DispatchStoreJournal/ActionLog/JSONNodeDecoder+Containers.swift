@@ -54,12 +54,15 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     // One generic method answers the protocol's ten integer requirements (`Int` to `UInt64`), one its
-    // two floating-point ones: Swift takes a generic method as the witness of each.
+    // two floating-point ones: Swift takes a generic method as the witness of each. Inlined into each
+    // witness, so that it is specialised for the type (a call to the generic one looked up metadata).
 
+    @inline(__always)
     func decode<Value: FixedWidthInteger & Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value {
         try decoder.integer(type, at: try value(for: key)) { decoder.path(key) }
     }
 
+    @inline(__always)
     func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(
         _ type: Value.Type,
         forKey key: Key
@@ -147,10 +150,12 @@ struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
 
     // As in the keyed container, one generic method each for the integer and floating-point types.
 
+    @inline(__always)
     mutating func decode<Value: FixedWidthInteger & Decodable>(_ type: Value.Type) throws -> Value {
         try next { decoder, index, key in try decoder.integer(type, at: index) { decoder.path(key) } }
     }
 
+    @inline(__always)
     mutating func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(
         _ type: Value.Type
     ) throws -> Value {

@@ -153,12 +153,15 @@ final class JSONNodeDecoder: Decoder, SingleValueDecodingContainer {
     }
 
     // One generic method answers the protocol's ten integer requirements (`Int` to `UInt64`), one its
-    // two floating-point ones: Swift takes a generic method as the witness of each.
+    // two floating-point ones: Swift takes a generic method as the witness of each. Inlined into each
+    // witness, so that it is specialised for the type (a call to the generic one looked up metadata).
 
+    @inline(__always)
     func decode<Value: FixedWidthInteger & Decodable>(_ type: Value.Type) throws -> Value {
         try integer(type, at: index) { codingPath }
     }
 
+    @inline(__always)
     func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(_ type: Value.Type) throws -> Value
     {
         try floatingPoint(type, at: index) { codingPath }
