@@ -108,12 +108,12 @@ struct DispatchBenchTests {
         let line = try #require(table.split(separator: "\n").first { $0.hasPrefix("S1 missed its target: ratio ") })
         #expect(
             line.hasSuffix(
-                #", target <= 1e-06. Why, and what was tried: Docs/Performance.md, section "The targets that are missed"."#
+                #", target <= 1e-06. Why, and what was tried: Docs/Performance.md, section "What limits each scenario"."#
             )
         )
         #expect(
             missed.standardError.contains(
-                #"dispatch-bench: --check: 1 target missed (S1); see Docs/Performance.md, section "The targets that are missed""#
+                #"dispatch-bench: --check: 1 target missed (S1); see Docs/Performance.md, section "What limits each scenario""#
             )
         )
 
@@ -133,6 +133,6 @@ struct DispatchBenchTests {
     @Test("the section the output points at exists in Docs/Performance.md")
     func explanationExists() throws {
         let text = try String(contentsOf: repositoryFile("Docs/Performance.md"), encoding: .utf8)
-        #expect(text.contains("\n## The targets that are missed\n"))
+        #expect(text.contains("\n## What limits each scenario\n"))
     }
 }
