@@ -131,6 +131,93 @@ func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int)
     return clock.now - began
 }
 
+/// Publishes `payloads` to `subject` as ``publishRaw(_:to:url:round:)`` does, while an ordered
+/// consumer of `stream` (nats.c's own, from `startSequence`) reads each message back with
+/// `natsSubscription_NextMsg` and its metadata and message id: what a replica's appends and applier
+/// cost nats.c and the server, without the replication around them.
+///
+/// - Returns: How long it took until the last message was read back.
+func publishAndReadBack(
+    _ payloads: [Data],
+    to subject: String,
+    stream: String,
+    startSequence: UInt64,
+    url: String,
+    round: Int
+) throws -> Duration {
+    var connection: OpaquePointer?
+    guard natsConnection_ConnectTo(&connection, url) == NATS_OK, let connection else {
+        throw BenchError("cannot connect to \(url)")
+    }
+    defer { natsConnection_Destroy(connection) }
+    var options = jsOptions()
+    jsOptions_Init(&options)
+    options.PublishAsync.MaxPending = 4_096
+    var context: OpaquePointer?
+    guard natsConnection_JetStream(&context, connection, &options) == NATS_OK, let context else {
+        throw BenchError("cannot open JetStream at \(url)")
+    }
+    defer { jsCtx_Destroy(context) }
+    var subscribe = jsSubOptions()
+    jsSubOptions_Init(&subscribe)
+    subscribe.Ordered = true
+    subscribe.Config.DeliverPolicy = js_DeliverByStartSequence
+    subscribe.Config.OptStartSeq = startSequence
+    subscribe.Config.Heartbeat = 1_000_000_000
+    var subscription: OpaquePointer?
+    let status = stream.withCString { name in
+        subscribe.Stream = name
+        return js_SubscribeSync(&subscription, context, subject, nil, &subscribe, nil)
+    }
+    guard status == NATS_OK, let created = subscription else { throw BenchError("cannot read stream \(stream)") }
+    defer { natsSubscription_Destroy(created) }
+    natsSubscription_SetPendingLimits(created, 1_000_000, 1 << 30)
+    let clock = ContinuousClock()
+    let began = clock.now
+    // Read by the reader thread only, and destroyed after it signalled `done`.
+    nonisolated(unsafe) let reading = created
+    let done = DispatchSemaphore(value: 0)
+    let reader = Thread {
+        defer { done.signal() }
+        var read = 0
+        while read < payloads.count {
+            var message: OpaquePointer?
+            guard natsSubscription_NextMsg(&message, reading, 10_000) == NATS_OK, let message else { continue }
+            var metadata: UnsafeMutablePointer<jsMsgMetaData>?
+            if natsMsg_GetMetaData(&metadata, message) == NATS_OK { jsMsgMetaData_Destroy(metadata) }
+            var id: UnsafePointer<CChar>?
+            _ = natsMsgHeader_Get(message, "Nats-Msg-Id", &id)
+            natsMsg_Destroy(message)
+            read += 1
+        }
+    }
+    reader.start()
+    for (index, payload) in payloads.enumerated() {
+        var publish = jsPubOptions()
+        jsPubOptions_Init(&publish)
+        let status = "echo.\(round).\(index)".withCString { id in
+            publish.MsgId = id
+            return payload.withUnsafeBytes { bytes in
+                js_PublishAsync(context, subject, bytes.baseAddress, Int32(bytes.count), &publish)
+            }
+        }
+        guard status == NATS_OK else { throw BenchError("js_PublishAsync failed: status \(status.rawValue)") }
+    }
+    done.wait()
+    return clock.now - began
+}
+
+/// How many times this process's threads have given up the CPU so far (waiting, or preempted).
+func contextSwitches() -> Int {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
 /// CPU seconds (user and system) used so far by this process and by the process `pid`.
 func cpuSeconds(server pid: Int32?) -> (client: Double, server: Double) {
     var usage = rusage()

@@ -56,25 +56,47 @@ if only.contains("N1") {
     defer { cluster.stop() }
     let connection = try await NATSConnection.connect(to: cluster.urls)
     try await connection.createStream(StreamConfiguration(name: "N1RAW", subjects: ["raw"]))
+    try await connection.createStream(StreamConfiguration(name: "N1ECHO", subjects: ["echo"]))
     let records = try (0..<count).map { index in
         try ActionLog.record(of: action(index), id: UInt64(index), storeIdentifiers: ["tally"], destination: "N1")
     }
     let replica = try await BenchReplica.start(cluster.urls, stream: "N1")
     var raw: [Double] = []
+    var echoed: [Double] = []
     var performed: [Double] = []
     var rawCPU = (client: 0.0, server: 0.0)
+    var echoCPU = (client: 0.0, server: 0.0)
     var performCPU = (client: 0.0, server: 0.0)
+    var switches = (raw: 0, perform: 0)
     let server = cluster.servers[0].processIdentifier
     for round in 0..<3 {
         let url = cluster.urls[0]
         var before = cpuSeconds(server: server)
+        var switchesBefore = contextSwitches()
         let rawTime = try await Task.detached { try publishRaw(records, to: "raw", url: url, round: round) }.value
         var after = cpuSeconds(server: server)
         rawCPU = (rawCPU.client + after.client - before.client, rawCPU.server + after.server - before.server)
         raw.append(Double(count) / rawTime.seconds)
+        switches.raw += contextSwitches() - switchesBefore
         before = cpuSeconds(server: server)
+        let echoTime = try await Task.detached {
+            try publishAndReadBack(
+                records,
+                to: "echo",
+                stream: "N1ECHO",
+                startSequence: UInt64(round * count + 1),
+                url: url,
+                round: round
+            )
+        }.value
+        after = cpuSeconds(server: server)
+        echoCPU = (echoCPU.client + after.client - before.client, echoCPU.server + after.server - before.server)
+        echoed.append(Double(count) / echoTime.seconds)
+        before = cpuSeconds(server: server)
+        switchesBefore = contextSwitches()
         let time = try await performPipelined(replica.replication, count: count, from: round * count)
         after = cpuSeconds(server: server)
+        switches.perform += contextSwitches() - switchesBefore
         performCPU = (
             performCPU.client + after.client - before.client, performCPU.server + after.server - before.server
         )
@@ -101,15 +123,32 @@ if only.contains("N1") {
             performed.map { String(format: "%.0f", $0) }.joined(separator: ", ")
         )
     )
+    print(
+        String(
+            format: "    the same, read back through an ordered consumer: %8.0f msgs/s (median; rounds %@)",
+            percentile(echoed, 0.5),
+            echoed.map { String(format: "%.0f", $0) }.joined(separator: ", ")
+        )
+    )
     let perAction = { (seconds: Double) in seconds * 1e6 / Double(3 * count) }
     print(
         String(
             format:
-                "    CPU per message: js_PublishAsync %.1f µs client + %.1f µs server; perform %.1f µs client + %.1f µs server",
+                "    CPU per message: js_PublishAsync %.1f µs client + %.1f µs server; read back too %.1f + %.1f; "
+                + "perform %.1f µs client + %.1f µs server",
             perAction(rawCPU.client),
             perAction(rawCPU.server),
+            perAction(echoCPU.client),
+            perAction(echoCPU.server),
             perAction(performCPU.client),
             perAction(performCPU.server)
+        )
+    )
+    print(
+        String(
+            format: "    client context switches per message: js_PublishAsync %.2f; perform %.2f",
+            Double(switches.raw) / Double(3 * count),
+            Double(switches.perform) / Double(3 * count)
         )
     )
     print(String(format: "    ratio %.2f, target >= 0.50: %@", ratio, ratio >= 0.5 ? "met" : "MISSED"))
@@ -147,17 +186,29 @@ if only.contains("N2") {
             }
         )
     }
+    let serverIDs = cluster.servers.map(\.processIdentifier)
+    let cpuBefore = serverIDs.map { cpuSeconds(server: $0) }
     let appendTime = try await performPipelined(replicas[0].replication, count: count)
     for replica in replicas {
         try await replica.replication.waitUntilApplied(through: UInt64(count), timeout: .seconds(300))
     }
+    let cpuAfter = serverIDs.map { cpuSeconds(server: $0) }
+    let clientCPU = cpuAfter[0].client - cpuBefore[0].client
+    let serverCPU = zip(cpuBefore, cpuAfter).reduce(0) { $0 + $1.1.server - $1.0.server }
     let states = replicas.map(\.tally.state)
     guard states.allSatisfy({ $0 == states[0] }), states[0].applied == count else {
         throw BenchError("N2: the replicas differ, or did not apply \(count) actions")
     }
     print("")
     print("N2  3 replicas, 3-node cluster, R3 stream, \(count) actions performed by one replica (512 waiting at once)")
-    print(String(format: "    appended at %.0f actions/s", Double(count) / appendTime.seconds))
+    print(
+        String(
+            format: "    appended at %.0f actions/s; CPU per action: %.1f µs the 3 replicas + %.1f µs the 3 servers",
+            Double(count) / appendTime.seconds,
+            clientCPU * 1e6 / Double(count),
+            serverCPU * 1e6 / Double(count)
+        )
+    )
     var slowest = Double.infinity
     for (index, applies) in records.enumerated() {
         let values = applies.withLock { $0 }
