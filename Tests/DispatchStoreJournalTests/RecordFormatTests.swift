@@ -105,6 +105,57 @@ struct RecordFormatTests {
         #expect(ActionRecord.parseTime(ArraySlice("2026-13-21T10:15:30.125Z".utf8)) == nil)
     }
 
+    @Test("record times are written as Foundation's ISO 8601 style writes them, from 1970 to 9999 and outside")
+    func timesWritten() {
+        var generator = SystemRandomNumberGenerator()
+        var intervals: [Double] = [0, 0.000_4, 0.999_9, 1.999_6, 951_782_400, 1_795_256_130.125, 253_402_300_799.999]
+        intervals += [-0.5, -1.000_4, 253_402_300_800, -62_135_596_800]
+        intervals += (0..<20_000).map { _ in Double.random(in: 0..<253_402_300_800, using: &generator) }
+        intervals += (0..<2_000).map { _ in Double(Int.random(in: 0..<4_102_444_800_000, using: &generator)) / 1_000 }
+        let mismatches = intervals.filter { interval in
+            let date = Date(timeIntervalSince1970: interval)
+            var line: [UInt8] = []
+            ActionRecord.appendTime(date, to: &line)
+            return line != Array(ActionRecord.format(date).utf8)
+        }
+        #expect(mismatches.isEmpty, "written differently: \(mismatches.prefix(5))")
+    }
+
+    @Test("a record line has every key in its place, strings escaped, whatever the optional keys")
+    func recordLines() {
+        let time = Date(timeIntervalSince1970: 1_795_256_130.125)
+        var record = ActionRecord(
+            id: 42,
+            time: time,
+            mode: .serial,
+            target: nil,
+            stores: ["stock", "orders"],
+            sequenceNumbers: [],
+            unfinished: [],
+            checks: [],
+            type: "Inventory.InventoryAction"
+        )
+        let payload = Data(#"{"restock":{"item":"apple"}}"#.utf8)
+        #expect(
+            String(decoding: record.encodedLine(payload: payload), as: UTF8.self)
+                == #"{"id":42,"time":"2026-11-21T10:15:30.125Z","mode":"serial","stores":["stock","orders"],"#
+                + #""type":"Inventory.InventoryAction","payload":{"restock":{"item":"apple"}}}"# + "\n"
+        )
+        record.id = 0
+        record.target = "a \"quoted\"\\ name\n\u{1}"
+        record.stores = []
+        record.sequenceNumbers = [0, 10, UInt64.max]
+        record.unfinished = ["b"]
+        record.checks = [ActionRecord.Check(storeIdentifier: "c", sequenceNumber: 3, digest: 255)]
+        #expect(
+            String(decoding: record.encodedLine(payload: Data("1".utf8)), as: UTF8.self)
+                == #"{"id":0,"time":"2026-11-21T10:15:30.125Z","mode":"serial","#
+                + #""target":"a \"quoted\"\\ name\n\u0001","stores":[],"seq":[0,10,18446744073709551615],"#
+                + #""unfinished":["b"],"checks":[["c",3,"00000000000000ff"]],"type":"Inventory.InventoryAction","#
+                + #""payload":1}"# + "\n"
+        )
+    }
+
     @Test("a digest ignores the order of sets, dictionaries and keyed members, but not of arrays")
     func digestOrder() throws {
         var first = Everything()

@@ -36,22 +36,89 @@ struct ActionRecord {
     }
 
     /// The record's line, with its newline, given the payload's JSON.
+    ///
+    /// Written byte by byte, without intermediate strings: it is on the path of every action a log,
+    /// a journal or a replication stream records.
     func encodedLine(payload: Data) -> Data {
-        var text = "{\"id\":\(id),\"time\":\"\(ActionRecord.format(time))\",\"mode\":\"\(mode)\","
-        if let target { text += "\"target\":\(ActionRecord.quoted(target))," }
-        text += "\"stores\":[\(stores.map(ActionRecord.quoted).joined(separator: ","))],"
+        var line: [UInt8] = []
+        line.reserveCapacity(payload.count + type.utf8.count + 64 + stores.reduce(0) { $0 + $1.utf8.count + 3 })
+        func append(_ text: StaticString) {
+            text.withUTF8Buffer { line.append(contentsOf: $0) }
+        }
+        func append(list: [String]) {
+            for (index, item) in list.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                ActionRecord.appendQuoted(item, to: &line)
+            }
+        }
+        append("{\"id\":")
+        ActionRecord.appendDecimal(id, to: &line)
+        append(",\"time\":\"")
+        ActionRecord.appendTime(time, to: &line)
+        append("\",\"mode\":\"")
+        line.append(contentsOf: mode.description.utf8)
+        append("\",")
+        if let target {
+            append("\"target\":")
+            ActionRecord.appendQuoted(target, to: &line)
+            append(",")
+        }
+        append("\"stores\":[")
+        append(list: stores)
+        append("],")
         if !sequenceNumbers.isEmpty {
-            text += "\"seq\":[\(sequenceNumbers.map(String.init).joined(separator: ","))],"
+            append("\"seq\":[")
+            for (index, number) in sequenceNumbers.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                ActionRecord.appendDecimal(number, to: &line)
+            }
+            append("],")
         }
         if !unfinished.isEmpty {
-            text += "\"unfinished\":[\(unfinished.map(ActionRecord.quoted).joined(separator: ","))],"
+            append("\"unfinished\":[")
+            append(list: unfinished)
+            append("],")
         }
-        if !checks.isEmpty { text += "\"checks\":\(ActionRecord.encoded(checks))," }
-        text += "\"type\":\(ActionRecord.quoted(type)),\"payload\":"
-        var data = Data(text.utf8)
-        data.append(payload)
-        data.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
-        return data
+        if !checks.isEmpty {
+            append("\"checks\":")
+            line.append(contentsOf: ActionRecord.encoded(checks).utf8)
+            append(",")
+        }
+        append("\"type\":")
+        ActionRecord.appendQuoted(type, to: &line)
+        append(",\"payload\":")
+        line.append(contentsOf: payload)
+        append("}\n")
+        return Data(line)
+    }
+
+    /// Appends `value` in decimal digits.
+    private static func appendDecimal(_ value: UInt64, to line: inout [UInt8]) {
+        guard value >= 10 else {
+            line.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        let start = line.count
+        var rest = value
+        while rest > 0 {
+            line.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        }
+        line[start...].reverse()
+    }
+
+    /// Appends `string` as a JSON string literal (see ``quoted(_:)``).
+    private static func appendQuoted(_ string: String, to line: inout [UInt8]) {
+        let plain = string.utf8.allSatisfy { byte in
+            byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+        }
+        guard plain else {
+            line.append(contentsOf: quoted(string).utf8)
+            return
+        }
+        line.append(UInt8(ascii: "\""))
+        line.append(contentsOf: string.utf8)
+        line.append(UInt8(ascii: "\""))
     }
 
     /// A checkpoint line, with its newline.
@@ -95,6 +162,54 @@ struct ActionRecord {
 
     static func format(_ date: Date) -> String {
         date.formatted(timeFormat)
+    }
+
+    /// Appends what ``format(_:)`` writes for `date`: computed here for the years 1970 to 9999 (the
+    /// same digits as `Date.ISO8601FormatStyle`, milliseconds rounded down), formatted by Foundation
+    /// otherwise.
+    static func appendTime(_ date: Date, to line: inout [UInt8]) {
+        let interval = date.timeIntervalSince1970
+        // 1970-01-01 to 9999-12-31: the proleptic Gregorian calendar, four-digit years.
+        guard interval >= 0, interval < 253_402_300_800 else {
+            line.append(contentsOf: format(date).utf8)
+            return
+        }
+        let wholeSeconds = interval.rounded(.down)
+        let millisecond = min(999, Int(((interval - wholeSeconds) * 1_000).rounded(.down)))
+        let seconds = Int(wholeSeconds)
+        // The civil date of a day count (Howard Hinnant's civil_from_days).
+        let days = seconds / 86_400 + 719_468
+        let era = days / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let secondOfDay = seconds % 86_400
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                line.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        line.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        line.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        line.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3_600, 2)
+        line.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        line.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        line.append(UInt8(ascii: "."))
+        digits(millisecond, 3)
+        line.append(UInt8(ascii: "Z"))
     }
 
     /// Parses the time format records use; `yyyy-MM-ddTHH:mm:ss.SSSZ` without Foundation's parser,
