@@ -6,14 +6,16 @@ import Foundation
 /// (nats.c's `js_PublishMsgAsync`), and hands each acknowledgement, or error, to a callback by the
 /// message's id.
 ///
-/// Messages leave in the order ``send(_:to:messageID:timeout:what:stream:)`` is called: a serial
-/// queue of its own sends them, in batches, never a thread of the cooperative pool (a send may wait
-/// when too many acknowledgements are outstanding). nats.c reports each message exactly once: with
-/// its acknowledgement, its error, or a timeout.
+/// Messages leave in the order ``send(_:to:messageID:timeout:what:stream:)`` is called, handed to
+/// nats.c by one caller at a time. A send that finds nobody sending hands its message (and those
+/// queued behind it meanwhile) to nats.c itself, which only buffers it: no thread hop. When many
+/// acknowledgements are outstanding, where nats.c may make a send wait, or when others keep sending,
+/// a serial queue of its own takes over, never a thread of the cooperative pool. nats.c reports each
+/// message exactly once: with its acknowledgement, its error, or a timeout.
 final class AsyncPublisher: @unchecked Sendable {
     // @unchecked: `context` is a nats.c JetStream context, which is thread-safe, destroyed with the
-    // connection (after every call holding a use of it); the messages waiting to be sent are in
-    // `outbox`, behind its lock.
+    // connection (after every call holding a use of it); the messages waiting to be sent, and who
+    // sends them, are in `outbox`, behind its lock.
 
     /// Hears of each message's acknowledgement or error, by its id, on a thread of nats.c's.
     typealias Acknowledgement = @Sendable (_ messageID: String, _ result: Result<PublishAck, NATSError>) -> Void
@@ -30,8 +32,18 @@ final class AsyncPublisher: @unchecked Sendable {
     private let handle: NATSHandle
     private let context: CPointer
     private let onAcknowledgement: Acknowledgement
+    /// The messages waiting to be sent, whether someone is sending them, and how many were handed to
+    /// nats.c and not yet reported back.
+    private struct Outbox {
+        var messages: [Outgoing] = []
+        var sending = false
+        var awaiting = 0
+    }
+
     private let queue = DispatchQueue(label: "DispatchStoreNATS.publisher")
-    private let outbox = Locked<(messages: [Outgoing], sending: Bool)>(([], false))
+    private let outbox = Locked(Outbox())
+    /// nats.c's limit of messages awaiting their acknowledgement, beyond which a send waits.
+    private let maximumPending: Int
     /// The key under which the C callback finds this publisher.
     private let key: UInt
 
@@ -61,6 +73,7 @@ final class AsyncPublisher: @unchecked Sendable {
     {
         self.handle = handle
         self.onAcknowledgement = onAcknowledgement
+        self.maximumPending = maximumPending
         key = Self.nextKey.withLock { next in
             defer { next += 1 }
             return next
@@ -108,27 +121,56 @@ final class AsyncPublisher: @unchecked Sendable {
             what: what,
             stream: stream
         )
-        let starts = outbox.withLock { outbox in
+        let sender = outbox.withLock { outbox -> Sender? in
             outbox.messages.append(message)
-            defer { outbox.sending = true }
-            return !outbox.sending
+            guard !outbox.sending else { return nil }
+            outbox.sending = true
+            return outbox.awaiting + outbox.messages.count < maximumPending / 2 ? .caller : .queue
         }
-        if starts {
-            queue.async { [self] in drain() }
+        switch sender {
+        case .caller: drain(rounds: Self.callerRounds)
+        case .queue: queue.async { [self] in drain(rounds: .max) }
+        case nil: break
         }
     }
 
     // MARK: Internals
 
-    /// Sends what waits in the outbox, batch after batch, until it is empty.
-    private func drain() {
+    /// Who sends what waits in the outbox.
+    private enum Sender {
+        /// The caller of `send`, which found nobody sending.
+        case caller
+        /// The publisher's queue.
+        case queue
+    }
+
+    /// How many batches the caller of `send` hands to nats.c before the queue takes over.
+    private static let callerRounds = 4
+
+    /// Sends what waits in the outbox, batch after batch, until it is empty; after `rounds` batches,
+    /// or when a batch could make nats.c wait, the publisher's queue goes on.
+    private func drain(rounds: Int) {
+        var round = 0
         while true {
-            let batch = outbox.withLock { outbox -> [Outgoing] in
+            let batch = outbox.withLock { outbox -> [Outgoing]? in
+                if outbox.messages.isEmpty {
+                    outbox.sending = false
+                    return []
+                }
+                // Left to the queue: the caller has sent its share, or nats.c might make it wait.
+                if rounds != .max, round >= rounds || outbox.awaiting + outbox.messages.count >= maximumPending / 2 {
+                    return nil
+                }
                 defer { outbox.messages = [] }
-                if outbox.messages.isEmpty { outbox.sending = false }
+                outbox.awaiting += outbox.messages.count
                 return outbox.messages
             }
+            guard let batch else {
+                queue.async { [self] in drain(rounds: .max) }
+                return
+            }
             guard !batch.isEmpty else { return }
+            round += 1
             var failures: [(String, NATSError)] = []
             do throws(NATSError) {
                 // One use of the connection for the whole batch.
@@ -139,6 +181,9 @@ final class AsyncPublisher: @unchecked Sendable {
                 }
             } catch {
                 failures = batch.map { ($0.messageID, error) }
+            }
+            if !failures.isEmpty {
+                outbox.withLock { $0.awaiting = max(0, $0.awaiting - failures.count) }
             }
             for (messageID, failure) in failures {
                 onAcknowledgement(messageID, .failure(failure))
@@ -173,6 +218,7 @@ final class AsyncPublisher: @unchecked Sendable {
         _ ack: UnsafeMutablePointer<jsPubAck>?,
         _ failure: UnsafeMutablePointer<jsPubAckErr>?
     ) {
+        outbox.withLock { $0.awaiting = max(0, $0.awaiting - 1) }
         guard let message, let id = header(message, "Nats-Msg-Id") else { return }
         if let ack {
             onAcknowledgement(id, .success(PublishAck(ack.pointee)))
@@ -203,5 +249,5 @@ final class AsyncPublisher: @unchecked Sendable {
 /// The acknowledgement handler nats.c calls for each message published asynchronously.
 private let publishAcknowledged: jsPubAckHandler = { _, message, ack, failure, closure in
     AsyncPublisher.publisher(for: UInt(bitPattern: closure))?.acknowledged(message, ack, failure)
-    natsMsg_Destroy(message)
+    if let message { destroyNow(message) }
 }

@@ -91,7 +91,7 @@ final class OrderedConsumer: @unchecked Sendable {
         default: throw handle.error(status, "reading stream \(stream)", stream: stream)
         }
         guard let message else { return nil }
-        defer { natsMsg_Destroy(message) }
+        defer { destroyNow(message) }
         var metadata: UnsafeMutablePointer<jsMsgMetaData>?
         guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { return nil }
         defer { jsMsgMetaData_Destroy(metadata) }
