@@ -12,8 +12,8 @@ import Foundation
 /// discarded the missing ones, or it stops with an error naming the gap. A message it cannot read
 /// stops it too.
 final class Applier: @unchecked Sendable {
-    // @unchecked: `shared` is only touched while holding `lock`; `consumer` and `decoder` only by
-    // the applier thread once `start` handed them over.
+    // @unchecked: `shared` is only touched while holding `lock`; `consumer`, `decoder` and
+    // `appliedHere` only by the applier thread once `start` handed them over.
 
     /// What ends one attempt of a perform: its message applied here, its append failed (try again),
     /// or the perform failed.
@@ -86,6 +86,9 @@ final class Applier: @unchecked Sendable {
     private var shared: Shared
     private var consumer: OrderedConsumer?
     private var decoder: ActionLog.RecordDecoder
+    /// The applier thread's copy of `shared.applied`, which only that thread changes: read without
+    /// the lock.
+    private var appliedHere: UInt64
     private let finished = DispatchSemaphore(value: 0)
     private let snapshotWriter: SnapshotWriter?
 
@@ -93,6 +96,7 @@ final class Applier: @unchecked Sendable {
         self.context = context
         self.decoder = decoder
         shared = Shared(applied: applied)
+        appliedHere = applied
         snapshotWriter =
             context.snapshotEvery == nil
             ? nil
@@ -189,18 +193,6 @@ final class Applier: @unchecked Sendable {
 
     // MARK: Waiting
 
-    /// Registers a perform's message id before it is published, so that its outcome is kept when
-    /// the message is applied before the perform asks for it.
-    func expect(_ messageID: String) throws(ReplicationError) {
-        let failure = withShared { shared -> ReplicationError? in
-            if let failure = shared.failure { return failure }
-            if shared.stopping { return stoppedError() }
-            shared.pending[messageID] = .expected(sequence: nil)
-            return nil
-        }
-        if let failure { throw failure }
-    }
-
     /// Forgets a registered message id: its perform gave up.
     func forget(_ messageID: String) {
         withShared { _ = $0.pending.removeValue(forKey: messageID) }
@@ -209,21 +201,25 @@ final class Applier: @unchecked Sendable {
     /// Runs one attempt of a perform: registers the wait, calls `send` (which publishes the
     /// message), and returns what ends the attempt.
     ///
-    /// The message may be applied between two attempts (an append that timed out was stored after
-    /// all): the attempt then returns at once, without sending again.
+    /// The first attempt registers the message id, before the message is published, so that its
+    /// outcome is kept when it is applied before the perform asks for it (between two attempts: an
+    /// append that timed out was stored after all). A later attempt then returns at once, without
+    /// sending again.
     ///
     /// - Returns: ``Attempt/applied(_:)`` with its outcome once the message is applied here;
     ///   ``Attempt/appendFailed(_:)`` when the stream did not take this append (the perform tries
     ///   again); ``Attempt/failed(_:)`` at `deadline`, on cancellation, or with the applier's failure.
     func attempt(
         _ messageID: String,
+        first: Bool,
         deadline: ContinuousClock.Instant,
         send: () -> Void
     ) async -> Attempt {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: AttemptWaiter) in
                 let immediate = withShared { shared -> Attempt? in
-                    switch shared.pending[messageID] {
+                    let pending = shared.pending[messageID] ?? (first ? .expected(sequence: nil) : nil)
+                    switch pending {
                     case .applied(let outcome):
                         shared.pending[messageID] = nil
                         return .applied(outcome)
@@ -326,9 +322,11 @@ final class Applier: @unchecked Sendable {
             finished.signal()
         }
         var nextSweep = ContinuousClock.now
+        var delivered = false
         while true {
             let (stopping, restart) = withShared { shared -> (Bool, UInt64?) in
                 defer { shared.restartFrom = nil }
+                if delivered { shared.lastDelivery = ContinuousClock.now }
                 return (shared.stopping || shared.failure != nil, shared.restartFrom)
             }
             if stopping { return }
@@ -339,10 +337,11 @@ final class Applier: @unchecked Sendable {
             do throws(ReplicationError) {
                 if let restart { try restartConsumer(from: restart) }
                 guard let message = try nextMessage() else {
+                    delivered = false
                     checkForStall()
                     continue
                 }
-                withShared { $0.lastDelivery = ContinuousClock.now }
+                delivered = true
                 try handle(message)
             } catch {
                 fail(error)
@@ -394,7 +393,7 @@ final class Applier: @unchecked Sendable {
     }
 
     private func handle(_ message: DeliveredMessage) throws(ReplicationError) {
-        var expected = applied + 1
+        var expected = appliedHere + 1
         if message.sequence < expected {
             let reread = withShared { shared -> CheckedContinuation<Void, Never>? in
                 shared.repeatsSkipped += 1
@@ -407,7 +406,7 @@ final class Applier: @unchecked Sendable {
         }
         if message.sequence > expected {
             try fillGap(from: expected, found: message.sequence)
-            expected = applied + 1
+            expected = appliedHere + 1
             // Read again from the first missing message; this one comes again in its turn.
             guard message.sequence == expected else { return }
         }
@@ -445,6 +444,7 @@ final class Applier: @unchecked Sendable {
         let (waiter, ready) = withShared { shared -> (AttemptWaiter?, [SequenceWaiter]) in
             shared.applied = message.sequence
             shared.appliedCount += 1
+            appliedHere = message.sequence
             var waiter: AttemptWaiter?
             if isOwn, let id = message.messageID, let pending = shared.pending[id] {
                 switch pending {
@@ -563,6 +563,7 @@ final class Applier: @unchecked Sendable {
         let (reread, ready) = withShared { shared -> (CheckedContinuation<Void, Never>?, [SequenceWaiter]) in
             shared.applied = loaded.sequence
             shared.snapshotsLoaded += 1
+            appliedHere = loaded.sequence
             defer { shared.rereadWaiter = nil }
             return (shared.rereadWaiter?.waiter, takeReadyWaiters(&shared))
         }

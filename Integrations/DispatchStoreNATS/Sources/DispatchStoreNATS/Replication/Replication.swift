@@ -414,10 +414,10 @@ public final class Replication: Sendable {
         } catch {
             throw ReplicationError(.invalidSetup, stream: stream, message: error.message)
         }
-        try applier.expect(messageID)
         var delay = Duration.milliseconds(50)
+        var first = true
         while true {
-            let attempt = await applier.attempt(messageID, deadline: deadline) {
+            let attempt = await applier.attempt(messageID, first: first, deadline: deadline) {
                 publisher.send(
                     record,
                     to: configuration.subject,
@@ -427,6 +427,7 @@ public final class Replication: Sendable {
                     stream: stream
                 )
             }
+            first = false
             switch attempt {
             case .applied(let outcome):
                 return outcome
