@@ -46,6 +46,44 @@ private struct Everything: Codable, Equatable {
     var matrix: [[Int]] = [[], [1], [2, 3]]
 }
 
+/// Values that use their encoder in ways the payload writer cannot follow in one pass.
+private struct Interleaved: Encodable {
+    enum Keys: String, CodingKey { case inner, after }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        var inner = container.nestedUnkeyedContainer(forKey: .inner)
+        try container.encode(1, forKey: .after)
+        try inner.encode(2)  // after its parent moved on
+    }
+}
+
+private struct TwiceKeyed: Encodable {
+    enum Keys: String, CodingKey { case key }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(1, forKey: .key)
+        try container.encode(2, forKey: .key)
+    }
+}
+
+private class Base: Encodable {
+    var base = 1
+}
+
+private final class Derived: Base {
+    var derived = "d"
+    enum Keys: String, CodingKey { case derived }
+    override func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try super.encode(to: container.superEncoder())
+        try container.encode(derived, forKey: .derived)
+    }
+}
+
+private struct Nothing: Encodable {
+    func encode(to encoder: any Encoder) throws {}
+}
+
 @Suite("Log records: the JSON reader, the fast decoder and state digests")
 struct RecordFormatTests {
     @Test("the fast decoder reads back everything JSONEncoder writes")
@@ -154,6 +192,43 @@ struct RecordFormatTests {
                 + #""unfinished":["b"],"checks":[["c",3,"00000000000000ff"]],"type":"Inventory.InventoryAction","#
                 + #""payload":1}"# + "\n"
         )
+    }
+
+    @Test("payloads are what JSONEncoder writes: the same values, strings and numbers byte for byte")
+    func payloadsMatchJSONEncoder() throws {
+        let value = Everything()
+        let data = try PayloadEncoder.encode(value)
+        #expect(try JSONDecoder().decode(Everything.self, from: data) == value)
+        #expect(try JSONNodeDecoder.decode(Everything.self, from: JSONDocument(bytes: Array(data)), at: 0) == value)
+        let reference = JSONEncoder()
+        reference.outputFormatting = [.withoutEscapingSlashes]
+        let strings = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + ["a/b", "é😀", "\u{7f}", ""]
+        #expect(try PayloadEncoder.encode(strings) == reference.encode(strings))
+        var generator = SystemRandomNumberGenerator()
+        let doubles: [Double] =
+            [0, -0.0, 1, 2, 0.1, 1e20, 1e-7, 123_456_789_012_345_680, .greatestFiniteMagnitude, .leastNonzeroMagnitude]
+            + (0..<2_000).map { _ in Double(bitPattern: generator.next()) }.filter(\.isFinite)
+        #expect(try PayloadEncoder.encode(doubles) == reference.encode(doubles))
+        let randomFloats = (0..<500).map { _ in Float(bitPattern: UInt32.random(in: 0...UInt32.max)) }
+        let floats: [Float] = [0.1, 3, 1e30] + randomFloats.filter(\.isFinite)
+        #expect(try PayloadEncoder.encode(floats) == reference.encode(floats))
+        let integers: [[Int64]] = [[.min, -1, 0, 7, .max]]
+        #expect(try PayloadEncoder.encode(integers) == reference.encode(integers))
+        #expect(try PayloadEncoder.encode(["k": [1, 2]]) == Data(#"{"k":[1,2]}"#.utf8))
+        #expect(try PayloadEncoder.encode(Optional<Int>.none) == Data("null".utf8))
+    }
+
+    @Test("a value the payload writer cannot follow is written by JSONEncoder, and its errors are JSONEncoder's")
+    func payloadFallback() throws {
+        let interleaved = try JSONSerialization.jsonObject(with: PayloadEncoder.encode(Interleaved())) as? NSDictionary
+        #expect(interleaved == ["inner": [2], "after": 1])
+        let twice = try JSONSerialization.jsonObject(with: PayloadEncoder.encode(TwiceKeyed())) as? NSDictionary
+        #expect(twice == ["key": 2])
+        let derived = try JSONSerialization.jsonObject(with: PayloadEncoder.encode(Derived())) as? NSDictionary
+        #expect(derived == ["super": ["base": 1], "derived": "d"])
+        #expect(throws: EncodingError.self) { try PayloadEncoder.encode(Nothing()) }
+        #expect(throws: EncodingError.self) { try PayloadEncoder.encode([Double.nan]) }
+        #expect(throws: EncodingError.self) { try PayloadEncoder.encode(["x": Float.infinity]) }
     }
 
     @Test("a digest ignores the order of sets, dictionaries and keyed members, but not of arrays")

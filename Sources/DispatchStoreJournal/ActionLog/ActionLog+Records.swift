@@ -173,10 +173,8 @@ extension ActionLog {
 extension ActionRecord {
     /// The JSON of a record's payload, as every record writes it (slashes unescaped).
     ///
-    /// - Throws: What the value's `Encodable` conformance throws.
+    /// - Throws: What `JSONEncoder` throws for the value.
     static func payload(of value: some Encodable) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return try encoder.encode(value)
+        try PayloadEncoder.encode(value)
     }
 }

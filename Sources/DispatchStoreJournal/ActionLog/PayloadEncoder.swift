@@ -1,0 +1,443 @@
+import DispatchStore
+import Foundation
+
+/// Writes a record's payload: the JSON of an `Encodable` value, written as the value encodes it,
+/// without the tree `JSONEncoder` builds first (about a sixth of the instructions for a small
+/// action).
+///
+/// The same JSON as `JSONEncoder` with `.withoutEscapingSlashes` writes, with one difference: keys in
+/// the order the value encodes them (`JSONEncoder` writes them in its dictionary's order). Values
+/// of the types `JSONEncoder` treats apart (`Date`, `Data`, `URL`, `Decimal`) are written by it.
+/// Whenever a value uses its encoder in a way this writer cannot follow in one pass (a nested
+/// container written to after its parent moved on, a super encoder, a key written twice, a value
+/// that encodes nothing) or its encoding throws, the whole value is encoded again by `JSONEncoder`,
+/// whose output or error is the answer: the result is always what `JSONEncoder` would accept.
+enum PayloadEncoder {
+    /// The JSON of `value`.
+    ///
+    /// - Throws: What `JSONEncoder` throws for it.
+    static func encode(_ value: some Encodable) throws -> Data {
+        let writer = PayloadWriter()
+        let encoder = PayloadValueEncoder(writer: writer, path: nil)
+        if (try? writer.write(value, into: encoder)) != nil, !writer.failed {
+            writer.closeAll()
+            return Data(writer.bytes)
+        }
+        return try fallback.encode(value)
+    }
+
+    /// The encoder of the values this writer does not write itself, and of those it gives up on.
+    static let fallback: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+/// The bytes written so far and the containers still open, innermost last.
+///
+/// Its properties are only touched by the encoding that made it, on one thread: exclusivity is
+/// not checked at run time (the checks cost as much as the writing).
+private final class PayloadWriter {
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    /// Set when the value used its encoder in a way this writer cannot follow: the caller then
+    /// encodes it with `JSONEncoder`.
+    @exclusivity(unchecked) var failed = false
+    /// The open containers: an id, whether it is an object, how many values it holds, where its
+    /// keys start in `keys`.
+    @exclusivity(unchecked) private var open: [(id: Int, keyed: Bool, count: Int, keysStart: Int)] = []
+    /// The keys of the open objects, outermost first.
+    @exclusivity(unchecked) private var keys: [String] = []
+    @exclusivity(unchecked) private var nextID = 0
+
+    init() {
+        bytes.reserveCapacity(64)
+    }
+
+    /// Opens an object or an array where a value goes, and returns its id.
+    func openContainer(keyed: Bool) -> Int {
+        nextID += 1
+        open.append((nextID, keyed, 0, keys.count))
+        bytes.append(keyed ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        return nextID
+    }
+
+    /// Makes `id` the innermost open container (closing those inside it) and writes the separator
+    /// and, in an object, the key of its next value.
+    ///
+    /// - Returns: `false` when `id` was closed already, or the key is written twice.
+    func beginElement(of id: Int, key: String?) -> Bool {
+        guard !failed else { return false }
+        while let last = open.last, last.id != id {
+            close()
+        }
+        guard !open.isEmpty else {
+            failed = true
+            return false
+        }
+        let index = open.count - 1
+        if open[index].count > 0 { bytes.append(UInt8(ascii: ",")) }
+        open[index].count += 1
+        if let key {
+            // A key written twice: JSONEncoder keeps the last value, which one pass cannot do.
+            if keys[open[index].keysStart...].contains(key) {
+                failed = true
+                return false
+            }
+            keys.append(key)
+            writeString(key)
+            bytes.append(UInt8(ascii: ":"))
+        }
+        return true
+    }
+
+    func closeAll() {
+        while !open.isEmpty { close() }
+    }
+
+    private func close() {
+        let last = open.removeLast()
+        keys.removeSubrange(last.keysStart...)
+        bytes.append(last.keyed ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+    }
+
+    // MARK: Values
+
+    /// Writes `value` at the current place, through `encoder` when it is not a scalar.
+    func write<Value: Encodable>(_ value: Value, into encoder: PayloadValueEncoder) throws {
+        if try writeScalar(value) {
+            encoder.slot = .single
+        } else {
+            try value.encode(to: encoder)
+            if encoder.slot == .empty { failed = true }
+        }
+    }
+
+    /// Writes `value` at the current place when it is a scalar, or a value `JSONEncoder` treats
+    /// apart; returns `false` for any other value.
+    func writeScalar<Value: Encodable>(_ value: Value) throws -> Bool {
+        // Metatypes compared, then the value taken as what it is: no dynamic cast for each case.
+        func take<Scalar>(_: Scalar.Type) -> Scalar {
+            unsafeBitCast(value, to: Scalar.self)
+        }
+        switch ObjectIdentifier(Value.self) {
+        case ObjectIdentifier(String.self): writeString(take(String.self))
+        case ObjectIdentifier(Int.self): writeInteger(take(Int.self))
+        case ObjectIdentifier(Bool.self): bytes.append(contentsOf: (take(Bool.self) ? "true" : "false").utf8)
+        case ObjectIdentifier(Double.self): try writeFloatingPoint(take(Double.self))
+        case ObjectIdentifier(Int64.self): writeInteger(take(Int64.self))
+        case ObjectIdentifier(UInt64.self): writeInteger(take(UInt64.self))
+        case ObjectIdentifier(Int32.self): writeInteger(take(Int32.self))
+        case ObjectIdentifier(UInt32.self): writeInteger(take(UInt32.self))
+        case ObjectIdentifier(UInt.self): writeInteger(take(UInt.self))
+        case ObjectIdentifier(Int16.self): writeInteger(take(Int16.self))
+        case ObjectIdentifier(UInt16.self): writeInteger(take(UInt16.self))
+        case ObjectIdentifier(Int8.self): writeInteger(take(Int8.self))
+        case ObjectIdentifier(UInt8.self): writeInteger(take(UInt8.self))
+        case ObjectIdentifier(Float.self): try writeFloatingPoint(take(Float.self))
+        case ObjectIdentifier(Date.self), ObjectIdentifier(Data.self), ObjectIdentifier(URL.self),
+            ObjectIdentifier(Decimal.self):
+            bytes.append(contentsOf: try PayloadEncoder.fallback.encode(value))
+        default:
+            return false
+        }
+        return true
+    }
+
+    func writeInteger(_ value: some BinaryInteger) {
+        guard let number = Int64(exactly: value) else {
+            bytes.append(contentsOf: value.description.utf8)
+            return
+        }
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = number.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
+    }
+
+    func writeFloatingPoint<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Number) throws {
+        // JSONEncoder's default refuses them; so does the fallback, with its own error.
+        guard value.isFinite else { throw PayloadUnwritable() }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Writes `string` quoted, escaped as `JSONEncoder` escapes it (slashes left as they are).
+    func writeString(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        let plain = string.withUTF8 { text in
+            guard text.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+                return false
+            }
+            bytes.append(contentsOf: text)
+            return true
+        }
+        if plain {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x00..<0x20:
+                let digits = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(digits[Int(byte / 16)])
+                bytes.append(digits[Int(byte % 16)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+/// What makes the writer give the value to `JSONEncoder`, which then says what is wrong with it.
+private struct PayloadUnwritable: Error {}
+
+/// A coding path as a chain, built only when someone asks for it.
+private final class PayloadPath {
+    let parent: PayloadPath?
+    let key: any CodingKey
+
+    init(parent: PayloadPath?, key: any CodingKey) {
+        self.parent = parent
+        self.key = key
+    }
+
+    static func keys(of path: PayloadPath?) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var node = path
+        while let current = node {
+            keys.append(current.key)
+            node = current.parent
+        }
+        return keys.reversed()
+    }
+}
+
+/// The key of an array's element in a coding path: `Index 3`.
+private struct PayloadIndexKey: CodingKey {
+    let intValue: Int?
+    var stringValue: String { "Index \(intValue ?? 0)" }
+
+    init(intValue: Int) {
+        self.intValue = intValue
+    }
+
+    init?(stringValue: String) {
+        nil
+    }
+}
+
+/// The encoder of one value: the place where it goes in the output.
+private final class PayloadValueEncoder: Encoder {
+    enum Slot: Equatable {
+        case empty
+        case keyed(Int)
+        case unkeyed(Int)
+        case single
+    }
+
+    let writer: PayloadWriter
+    let path: PayloadPath?
+    var slot = Slot.empty
+
+    init(writer: PayloadWriter, path: PayloadPath?) {
+        self.writer = writer
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] {
+        PayloadPath.keys(of: path)
+    }
+
+    var userInfo: [CodingUserInfoKey: Any] {
+        [:]
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        switch slot {
+        case .empty: slot = .keyed(writer.openContainer(keyed: true))
+        case .keyed: break  // JSONEncoder gives the same container again (a subclass and its superclass)
+        case .unkeyed, .single: writer.failed = true
+        }
+        let id = if case .keyed(let id) = slot { id } else { 0 }
+        return KeyedEncodingContainer(PayloadKeyedContainer<Key>(writer: writer, id: id, path: path))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        switch slot {
+        case .empty: slot = .unkeyed(writer.openContainer(keyed: false))
+        case .unkeyed: break
+        case .keyed, .single: writer.failed = true
+        }
+        let id = if case .unkeyed(let id) = slot { id } else { 0 }
+        return PayloadUnkeyedContainer(writer: writer, id: id, path: path)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        PayloadSingleValueContainer(encoder: self)
+    }
+}
+
+private struct PayloadKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let writer: PayloadWriter
+    let id: Int
+    let path: PayloadPath?
+
+    var codingPath: [any CodingKey] {
+        PayloadPath.keys(of: path)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        guard writer.beginElement(of: id, key: key.stringValue) else { return }
+        writer.bytes.append(contentsOf: "null".utf8)
+    }
+
+    mutating func encode<Value: Encodable>(_ value: Value, forKey key: Key) throws {
+        guard writer.beginElement(of: id, key: key.stringValue) else { return }
+        if try !writer.writeScalar(value) {
+            let encoder = PayloadValueEncoder(writer: writer, path: PayloadPath(parent: path, key: key))
+            try writer.write(value, into: encoder)
+        }
+    }
+
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        guard writer.beginElement(of: id, key: key.stringValue) else { return }
+        writer.writeString(value)
+    }
+
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        guard writer.beginElement(of: id, key: key.stringValue) else { return }
+        writer.writeInteger(value)
+    }
+
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        guard writer.beginElement(of: id, key: key.stringValue) else { return }
+        writer.bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        guard writer.beginElement(of: id, key: key.stringValue) else { return }
+        try writer.writeFloatingPoint(value)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type,
+        forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        let nested = writer.beginElement(of: id, key: key.stringValue) ? writer.openContainer(keyed: true) : 0
+        return KeyedEncodingContainer(
+            PayloadKeyedContainer<NestedKey>(writer: writer, id: nested, path: PayloadPath(parent: path, key: key))
+        )
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let nested = writer.beginElement(of: id, key: key.stringValue) ? writer.openContainer(keyed: false) : 0
+        return PayloadUnkeyedContainer(writer: writer, id: nested, path: PayloadPath(parent: path, key: key))
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        writer.failed = true
+        return PayloadValueEncoder(writer: writer, path: path)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        writer.failed = true
+        return PayloadValueEncoder(writer: writer, path: path)
+    }
+}
+
+private struct PayloadUnkeyedContainer: UnkeyedEncodingContainer {
+    let writer: PayloadWriter
+    let id: Int
+    let path: PayloadPath?
+    private(set) var count = 0
+
+    init(writer: PayloadWriter, id: Int, path: PayloadPath?) {
+        self.writer = writer
+        self.id = id
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] {
+        PayloadPath.keys(of: path)
+    }
+
+    private mutating func nextPath() -> PayloadPath {
+        defer { count += 1 }
+        return PayloadPath(parent: path, key: PayloadIndexKey(intValue: count))
+    }
+
+    mutating func encodeNil() throws {
+        count += 1
+        guard writer.beginElement(of: id, key: nil) else { return }
+        writer.bytes.append(contentsOf: "null".utf8)
+    }
+
+    mutating func encode<Value: Encodable>(_ value: Value) throws {
+        guard writer.beginElement(of: id, key: nil) else { return }
+        if try writer.writeScalar(value) {
+            count += 1
+        } else {
+            try writer.write(value, into: PayloadValueEncoder(writer: writer, path: nextPath()))
+        }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
+        let nested = writer.beginElement(of: id, key: nil) ? writer.openContainer(keyed: true) : 0
+        return KeyedEncodingContainer(PayloadKeyedContainer<NestedKey>(writer: writer, id: nested, path: nextPath()))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let nested = writer.beginElement(of: id, key: nil) ? writer.openContainer(keyed: false) : 0
+        return PayloadUnkeyedContainer(writer: writer, id: nested, path: nextPath())
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        writer.failed = true
+        return PayloadValueEncoder(writer: writer, path: path)
+    }
+}
+
+private struct PayloadSingleValueContainer: SingleValueEncodingContainer {
+    let encoder: PayloadValueEncoder
+
+    var codingPath: [any CodingKey] {
+        encoder.codingPath
+    }
+
+    /// Whether the value may be written: a single value container holds one value.
+    private func begin() -> Bool {
+        guard encoder.slot == .empty, !encoder.writer.failed else {
+            encoder.writer.failed = true
+            return false
+        }
+        return true
+    }
+
+    mutating func encodeNil() throws {
+        guard begin() else { return }
+        encoder.writer.bytes.append(contentsOf: "null".utf8)
+        encoder.slot = .single
+    }
+
+    mutating func encode<Value: Encodable>(_ value: Value) throws {
+        guard begin() else { return }
+        try encoder.writer.write(value, into: encoder)
+    }
+}
