@@ -110,6 +110,54 @@ struct NATSConnectionTests {
         #expect(try consumer.next(timeout: .milliseconds(200)) == nil)
     }
 
+    @Test("sends while acknowledgements pile up: the queue takes over, each stored once, in call order")
+    func publisherQueueTakesOver() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let connection = try await NATSConnection.connect(to: cluster.urls)
+        defer { Task { await connection.close() } }
+        try await connection.createStream(StreamConfiguration(name: "PILE", subjects: ["pile"]))
+        let acks = Shared<[String: PublishAck]>([:])
+        let failures = Shared<[String]>([])
+        let all = Countdown(2_000)
+        // Beyond 128 awaiting their acknowledgement, sends are left to the publisher's queue (and
+        // nats.c makes the queue wait beyond 256).
+        let publisher = try AsyncPublisher(handle: connection.handle, maximumPending: 256) { id, result in
+            switch result {
+            case .success(let ack): acks.withLock { $0[id] = ack }
+            case .failure(let error): failures.withLock { $0.append("\(id): \(error)") }
+            }
+            all.tick()
+        }
+        // Each task's sends in order; a lock makes the call order of all of them known.
+        let order = Shared<[String]>([])
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    for index in 0..<500 {
+                        let id = "t\(task)-\(index)"
+                        order.withLock { order in
+                            order.append(id)
+                            publisher.send(
+                                Data(id.utf8),
+                                to: "pile",
+                                messageID: id,
+                                timeout: .seconds(10),
+                                what: "message \(id)",
+                                stream: "PILE"
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        #expect(await all.wait())
+        #expect(failures.current.isEmpty)
+        let sequences = order.current.map { acks.current[$0]?.sequence }
+        #expect(sequences == (1...2_000).map { UInt64($0) })
+        #expect(publisher.batchesSentByQueue > 0)
+    }
+
     @Test("a key-value bucket: put, get, compare-and-set, purge, keys")
     func keyValue() async throws {
         let cluster = try await NATSTestCluster.start()

@@ -38,6 +38,7 @@ final class AsyncPublisher: @unchecked Sendable {
         var messages: [Outgoing] = []
         var sending = false
         var awaiting = 0
+        var queueBatches = 0
     }
 
     private let queue = DispatchQueue(label: "DispatchStoreNATS.publisher")
@@ -134,6 +135,11 @@ final class AsyncPublisher: @unchecked Sendable {
         }
     }
 
+    /// How many batches the publisher's queue sent, rather than the callers of `send` (for tests).
+    var batchesSentByQueue: Int {
+        outbox.withLock { $0.queueBatches }
+    }
+
     // MARK: Internals
 
     /// Who sends what waits in the outbox.
@@ -163,6 +169,7 @@ final class AsyncPublisher: @unchecked Sendable {
                 }
                 defer { outbox.messages = [] }
                 outbox.awaiting += outbox.messages.count
+                if rounds == .max { outbox.queueBatches += 1 }
                 return outbox.messages
             }
             guard let batch else {
