@@ -2,8 +2,8 @@ import DispatchStore
 import Foundation
 
 /// Writes a record's payload: the JSON of an `Encodable` value, written as the value encodes it,
-/// without the tree `JSONEncoder` builds first (about a sixth of the instructions for a small
-/// action).
+/// without the tree `JSONEncoder` builds first (for a small enum action, 13,000 instructions
+/// against 22,000, callgrind).
 ///
 /// The same JSON as `JSONEncoder` with `.withoutEscapingSlashes` writes, with one difference: keys in
 /// the order the value encodes them (`JSONEncoder` writes them in its dictionary's order). Values
@@ -11,7 +11,7 @@ import Foundation
 /// Whenever a value uses its encoder in a way this writer cannot follow in one pass (a nested
 /// container written to after its parent moved on, a super encoder, a key written twice, a value
 /// that encodes nothing) or its encoding throws, the whole value is encoded again by `JSONEncoder`,
-/// whose output or error is the answer: the result is always what `JSONEncoder` would accept.
+/// whose output or error is the answer.
 enum PayloadEncoder {
     /// The JSON of `value`.
     ///
