@@ -91,30 +91,30 @@ func performPipelined(
     return clock.now - began
 }
 
-/// Publishes `payloads` to `subject` with nats.c's `js_PublishAsync` (each with a message id, as a
-/// replica's appends have) and waits for every acknowledgement: the baseline of N1.
-///
-/// - Returns: How long it took.
-func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int) throws -> Duration {
+/// Connects to `url` with nats.c and opens JetStream, up to 4,096 asynchronous publishes awaiting
+/// their acknowledgement.
+func openJetStream(_ url: String) throws -> (connection: OpaquePointer, context: OpaquePointer) {
     var connection: OpaquePointer?
     guard natsConnection_ConnectTo(&connection, url) == NATS_OK, let connection else {
         throw BenchError("cannot connect to \(url)")
     }
-    defer { natsConnection_Destroy(connection) }
     var options = jsOptions()
     jsOptions_Init(&options)
     options.PublishAsync.MaxPending = 4_096
     var context: OpaquePointer?
     guard natsConnection_JetStream(&context, connection, &options) == NATS_OK, let context else {
+        natsConnection_Destroy(connection)
         throw BenchError("cannot open JetStream at \(url)")
     }
-    defer { jsCtx_Destroy(context) }
-    let clock = ContinuousClock()
-    let began = clock.now
+    return (connection, context)
+}
+
+/// Hands each of `payloads` to `js_PublishAsync` with the message id `<ids>.<index>`.
+func publishAsync(_ payloads: [Data], to subject: String, context: OpaquePointer, ids: String) throws {
     for (index, payload) in payloads.enumerated() {
         var publish = jsPubOptions()
         jsPubOptions_Init(&publish)
-        let status = "raw.\(round).\(index)".withCString { id in
+        let status = "\(ids).\(index)".withCString { id in
             publish.MsgId = id
             return payload.withUnsafeBytes { bytes in
                 js_PublishAsync(context, subject, bytes.baseAddress, Int32(bytes.count), &publish)
@@ -122,6 +122,21 @@ func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int)
         }
         guard status == NATS_OK else { throw BenchError("js_PublishAsync failed: status \(status.rawValue)") }
     }
+}
+
+/// Publishes `payloads` to `subject` with nats.c's `js_PublishAsync` (each with a message id, as a
+/// replica's appends have) and waits for every acknowledgement: the baseline of N1.
+///
+/// - Returns: How long it took.
+func publishRaw(_ payloads: [Data], to subject: String, url: String, round: Int) throws -> Duration {
+    let (connection, context) = try openJetStream(url)
+    defer {
+        jsCtx_Destroy(context)
+        natsConnection_Destroy(connection)
+    }
+    let clock = ContinuousClock()
+    let began = clock.now
+    try publishAsync(payloads, to: subject, context: context, ids: "raw.\(round)")
     var complete = jsPubOptions()
     jsPubOptions_Init(&complete)
     complete.MaxWait = 120_000
@@ -145,19 +160,11 @@ func publishAndReadBack(
     url: String,
     round: Int
 ) throws -> Duration {
-    var connection: OpaquePointer?
-    guard natsConnection_ConnectTo(&connection, url) == NATS_OK, let connection else {
-        throw BenchError("cannot connect to \(url)")
+    let (connection, context) = try openJetStream(url)
+    defer {
+        jsCtx_Destroy(context)
+        natsConnection_Destroy(connection)
     }
-    defer { natsConnection_Destroy(connection) }
-    var options = jsOptions()
-    jsOptions_Init(&options)
-    options.PublishAsync.MaxPending = 4_096
-    var context: OpaquePointer?
-    guard natsConnection_JetStream(&context, connection, &options) == NATS_OK, let context else {
-        throw BenchError("cannot open JetStream at \(url)")
-    }
-    defer { jsCtx_Destroy(context) }
     var subscribe = jsSubOptions()
     jsSubOptions_Init(&subscribe)
     subscribe.Ordered = true
@@ -192,17 +199,7 @@ func publishAndReadBack(
         }
     }
     reader.start()
-    for (index, payload) in payloads.enumerated() {
-        var publish = jsPubOptions()
-        jsPubOptions_Init(&publish)
-        let status = "echo.\(round).\(index)".withCString { id in
-            publish.MsgId = id
-            return payload.withUnsafeBytes { bytes in
-                js_PublishAsync(context, subject, bytes.baseAddress, Int32(bytes.count), &publish)
-            }
-        }
-        guard status == NATS_OK else { throw BenchError("js_PublishAsync failed: status \(status.rawValue)") }
-    }
+    try publishAsync(payloads, to: subject, context: context, ids: "echo.\(round)")
     done.wait()
     return clock.now - began
 }
