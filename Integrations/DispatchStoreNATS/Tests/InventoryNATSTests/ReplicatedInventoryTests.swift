@@ -97,7 +97,7 @@ struct ReplicatedInventoryTests {
         #expect(last >= 170 && summary.audit.events == Int(last))
         #expect(restarted.standardError.contains("caught up \(summary.stream?.caughtUp ?? -1) message"))
         #expect(restarted.standardError.contains("after snapshot"))
-        #expect((summary.stream?.caughtUp ?? 99) < 20)
+        #expect((summary.stream?.caughtUp ?? 99) < 20, "\(restarted.standardError)\n\(survivor.standardError)")
         // The stream object's keys are spelled as documented: name, last, caughtUp, failed.
         #expect(restarted.standardOutput.contains("\"caughtUp\" : \(summary.stream?.caughtUp ?? -1)"))
 

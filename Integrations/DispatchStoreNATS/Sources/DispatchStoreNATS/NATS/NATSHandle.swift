@@ -1,4 +1,5 @@
 import CNATS
+import DispatchStore
 import Foundation
 
 /// A nats.c connection and the JetStream context for its API calls, with their lifetime guarded:
@@ -221,9 +222,15 @@ enum BlockingCalls {
         on queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable () throws(NATSError) -> Result
     ) async throws(NATSError) -> Result {
-        let outcome: Swift.Result<Result, NATSError> = await withCheckedContinuation { continuation in
+        // The outcome goes through a lock as well as the continuation: ThreadSanitizer does not see
+        // a continuation resumed on a thread of our own as ordering what that thread did (the
+        // objects `body` made) before the task goes on, and reported races on their fields.
+        let outcome = Locked<Swift.Result<Result, NATSError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let work: @Sendable () -> Void = {
-                continuation.resume(returning: Swift.Result { () throws(NATSError) in try body() })
+                let result = Swift.Result { () throws(NATSError) in try body() }
+                outcome.withLock { $0 = result }
+                continuation.resume()
             }
             if let queue {
                 queue.async(execute: work)
@@ -231,7 +238,10 @@ enum BlockingCalls {
                 Thread.detachNewThread(work)
             }
         }
-        return try outcome.get()
+        guard let result = outcome.withLock({ $0 }) else {
+            preconditionFailure("DispatchStoreNATS: a blocking call resumed without an outcome")
+        }
+        return try result.get()
     }
 }
 
