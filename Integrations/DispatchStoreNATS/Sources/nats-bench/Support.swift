@@ -204,25 +204,26 @@ func publishAndReadBack(
     return clock.now - began
 }
 
-/// How many times this process's threads have given up the CPU so far (waiting, or preempted).
-func contextSwitches() -> Int {
+/// What `getrusage` says of this process so far.
+func selfUsage() -> rusage {
     var usage = rusage()
     #if os(Linux)
     getrusage(RUSAGE_SELF.rawValue, &usage)
     #else
     getrusage(RUSAGE_SELF, &usage)
     #endif
+    return usage
+}
+
+/// How many times this process's threads have given up the CPU so far (waiting, or preempted).
+func contextSwitches() -> Int {
+    let usage = selfUsage()
     return usage.ru_nvcsw + usage.ru_nivcsw
 }
 
 /// CPU seconds (user and system) used so far by this process and by the process `pid`.
 func cpuSeconds(server pid: Int32?) -> (client: Double, server: Double) {
-    var usage = rusage()
-    #if os(Linux)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
+    let usage = selfUsage()
     let client =
         Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
