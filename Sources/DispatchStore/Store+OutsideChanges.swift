@@ -5,9 +5,10 @@ extension AnyStore {
     /// that every copy of the store applies in the same order; set `nil` to take them again.
     ///
     /// While a reason is set:
-    /// - ``Store/updateState(_:)`` called outside the store's own operations stops the program with
-    ///   a message naming the store and the reason, before its closure runs (a programming error,
-    ///   like updating a store from inside its own reducer);
+    /// - ``Store/updateState(_:)`` called while none of the store's operations runs stops the
+    ///   program with a message naming the store and the reason, before its closure runs (a
+    ///   programming error, like updating a store from inside its own reducer). The check is that no
+    ///   operation runs, not which thread calls: a call from elsewhere while one runs is not caught;
     /// - a recorder's restore (``RecorderMiddleware/previous()``, `next()`, `jump(to:)`) is refused
     ///   with ``DispatchError/Code/outsideChangeRefused``, changing no store;
     /// - a ``DispatchStoreJournal/Journal`` refuses to open on the store's dispatcher, since its

@@ -122,9 +122,9 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// ```
     ///
     /// A store that refuses outside changes (``AnyStore/outsideChangeRefusal``, as a replicated
-    /// store does) accepts this call only from its own operations: called outside them, it is a
-    /// programming error that stops the program with a message naming the store and the reason,
-    /// before `body` runs.
+    /// store does) accepts this call only while one of its operations runs: called when none runs,
+    /// it is a programming error that stops the program with a message naming the store and the
+    /// reason, before `body` runs.
     ///
     /// - Parameter body: A closure that changes the state in place. Keep it short and do not touch
     ///   this store from inside it.
