@@ -92,7 +92,6 @@ struct NATSConnectionTests {
                 to: "log",
                 messageID: "p-\(index)",
                 timeout: .seconds(10),
-                what: "message p-\(index)",
                 stream: "LOG"
             )
         }
@@ -143,7 +142,6 @@ struct NATSConnectionTests {
                                 to: "pile",
                                 messageID: id,
                                 timeout: .seconds(10),
-                                what: "message \(id)",
                                 stream: "PILE"
                             )
                         }

@@ -1,5 +1,4 @@
 import CNATS
-import DispatchStore
 import Foundation
 
 /// Publishes JetStream messages without waiting for one acknowledgement before sending the next
@@ -25,8 +24,12 @@ final class AsyncPublisher: @unchecked Sendable {
         let subject: String
         let messageID: String
         let timeout: Duration
-        let what: String
         let stream: String
+
+        /// What is being published, for errors: `appending message r1.17 to stream ORDERS`.
+        var what: String {
+            "appending message \(messageID) to stream \(stream)"
+        }
     }
 
     private let handle: NATSHandle
@@ -42,7 +45,8 @@ final class AsyncPublisher: @unchecked Sendable {
     }
 
     private let queue = DispatchQueue(label: "DispatchStoreNATS.publisher")
-    private let outbox = Locked(Outbox())
+    private let outboxLock = SpinningLock()
+    private var outbox = Outbox()
     /// nats.c's limit of messages awaiting their acknowledgement, beyond which a send waits.
     private let maximumPending: Int
     /// The key under which the C callback finds this publisher.
@@ -50,12 +54,7 @@ final class AsyncPublisher: @unchecked Sendable {
 
     /// Publishers by key, for the C callback (which gets the key, never a pointer to an object that
     /// may be gone).
-    private static let registry = Locked<[UInt: WeakPublisher]>([:])
-    private static let nextKey = Locked<UInt>(1)
-
-    private struct WeakPublisher: Sendable {
-        weak var publisher: AsyncPublisher?
-    }
+    private static let registry = Registry()
 
     /// Creates a publisher on the connection of `handle`.
     ///
@@ -75,10 +74,7 @@ final class AsyncPublisher: @unchecked Sendable {
         self.handle = handle
         self.onAcknowledgement = onAcknowledgement
         self.maximumPending = maximumPending
-        key = Self.nextKey.withLock { next in
-            defer { next += 1 }
-            return next
-        }
+        key = Self.registry.newKey()
         var options = jsOptions()
         jsOptions_Init(&options)
         options.PublishAsync.MaxPending = Int64(maximumPending)
@@ -94,15 +90,15 @@ final class AsyncPublisher: @unchecked Sendable {
         }
         handle.own(context) { jsCtx_Destroy($0) }
         self.context = CPointer(context)
-        Self.registry.withLock { $0[key] = WeakPublisher(publisher: self) }
+        Self.registry.add(self, for: key)
     }
 
     deinit {
-        Self.registry.withLock { _ = $0.removeValue(forKey: key) }
+        Self.registry.remove(key)
     }
 
-    /// Sends `data` to `subject` with the id `messageID`; its acknowledgement or error comes to
-    /// `onAcknowledgement`.
+    /// Sends `data` to `subject` with the id `messageID`, appending it to `stream`; its
+    /// acknowledgement or error comes to `onAcknowledgement`.
     ///
     /// - Parameters:
     ///   - data: The payload.
@@ -111,18 +107,16 @@ final class AsyncPublisher: @unchecked Sendable {
     ///   - timeout: How long the acknowledgement may take; then it is reported as a
     ///     ``NATSError/Code/timeout``. Keep it in seconds: nats.c registers the message before it
     ///     sends it, and a timeout that fires first frees the message while it is being sent.
-    ///   - what: What is being published, for errors: `appending message r1.17 to stream ORDERS`.
     ///   - stream: The stream, for errors.
-    func send(_ data: Data, to subject: String, messageID: String, timeout: Duration, what: String, stream: String) {
+    func send(_ data: Data, to subject: String, messageID: String, timeout: Duration, stream: String) {
         let message = Outgoing(
             data: data,
             subject: subject,
             messageID: messageID,
             timeout: timeout,
-            what: what,
             stream: stream
         )
-        let sender = outbox.withLock { outbox -> Sender? in
+        let sender = withOutbox { outbox -> Sender? in
             outbox.messages.append(message)
             guard !outbox.sending else { return nil }
             outbox.sending = true
@@ -137,10 +131,46 @@ final class AsyncPublisher: @unchecked Sendable {
 
     /// How many batches the publisher's queue sent, rather than the callers of `send` (for tests).
     var batchesSentByQueue: Int {
-        outbox.withLock { $0.queueBatches }
+        withOutbox { $0.queueBatches }
     }
 
     // MARK: Internals
+
+    @inline(__always)
+    private func withOutbox<Result>(_ body: (inout Outbox) -> Result) -> Result {
+        outboxLock.withLock { body(&outbox) }
+    }
+
+    /// The publishers by key, held weakly.
+    private final class Registry: @unchecked Sendable {
+        // @unchecked: `publishers` and `nextKey` are only reached holding `lock`.
+        private let lock = SpinningLock()
+        private var publishers: [UInt: WeakPublisher] = [:]
+        private var nextKey: UInt = 1
+
+        private struct WeakPublisher {
+            weak var publisher: AsyncPublisher?
+        }
+
+        func newKey() -> UInt {
+            lock.withLock {
+                defer { nextKey += 1 }
+                return nextKey
+            }
+        }
+
+        func add(_ publisher: AsyncPublisher, for key: UInt) {
+            lock.withLock { publishers[key] = WeakPublisher(publisher: publisher) }
+        }
+
+        func remove(_ key: UInt) {
+            lock.withLock { _ = publishers.removeValue(forKey: key) }
+        }
+
+        func publisher(for key: UInt) -> AsyncPublisher? {
+            lock.withLock { publishers[key]?.publisher }
+        }
+    }
 
     /// Who sends what waits in the outbox.
     private enum Sender {
@@ -158,7 +188,7 @@ final class AsyncPublisher: @unchecked Sendable {
     private func drain(rounds: Int) {
         var round = 0
         while true {
-            let batch = outbox.withLock { outbox -> [Outgoing]? in
+            let batch = withOutbox { outbox -> [Outgoing]? in
                 if outbox.messages.isEmpty {
                     outbox.sending = false
                     return []
@@ -190,7 +220,7 @@ final class AsyncPublisher: @unchecked Sendable {
                 failures = batch.map { ($0.messageID, error) }
             }
             if !failures.isEmpty {
-                outbox.withLock { $0.awaiting = max(0, $0.awaiting - failures.count) }
+                withOutbox { $0.awaiting = max(0, $0.awaiting - failures.count) }
             }
             for (messageID, failure) in failures {
                 onAcknowledgement(messageID, .failure(failure))
@@ -225,7 +255,7 @@ final class AsyncPublisher: @unchecked Sendable {
         _ ack: UnsafeMutablePointer<jsPubAck>?,
         _ failure: UnsafeMutablePointer<jsPubAckErr>?
     ) {
-        outbox.withLock { $0.awaiting = max(0, $0.awaiting - 1) }
+        withOutbox { $0.awaiting = max(0, $0.awaiting - 1) }
         guard let message, let id = header(message, "Nats-Msg-Id") else { return }
         if let ack {
             onAcknowledgement(id, .success(PublishAck(ack.pointee)))
@@ -249,7 +279,7 @@ final class AsyncPublisher: @unchecked Sendable {
 
     /// The publisher registered under `key`, if it still exists.
     fileprivate static func publisher(for key: UInt) -> AsyncPublisher? {
-        registry.withLock { $0[key]?.publisher }
+        registry.publisher(for: key)
     }
 }
 

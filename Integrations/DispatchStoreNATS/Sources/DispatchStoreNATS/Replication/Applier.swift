@@ -82,13 +82,15 @@ final class Applier: @unchecked Sendable {
     }
 
     let context: Context
-    private let lock = NSLock()
+    private let lock = SpinningLock()
     private var shared: Shared
     private var consumer: OrderedConsumer?
     private var decoder: ActionLog.RecordDecoder
     /// The applier thread's copy of `shared.applied`, which only that thread changes: read without
     /// the lock.
     private var appliedHere: UInt64
+    /// The result of the dispatch ``apply(_:)`` makes, set by its completion before `dispatch` returns.
+    private var lastResult: DispatchResult?
     private let finished = DispatchSemaphore(value: 0)
     private let snapshotWriter: SnapshotWriter?
 
@@ -467,15 +469,15 @@ final class Applier: @unchecked Sendable {
 
     /// Dispatches `action` `.sync`, admitted by the guard, and returns its result.
     private func apply(_ action: any ActionType) -> DispatchResult {
-        let captured = Locked<DispatchResult?>(nil)
         func open<Action: ActionType>(_ action: Action) {
             context.guardian.admit(Action.self)
             defer { context.guardian.endAdmission() }
-            context.dispatcher.dispatch(action, mode: .sync) { result in captured.withLock { $0 = result } }
+            context.dispatcher.dispatch(action, mode: .sync) { [unowned self] result in lastResult = result }
         }
         open(action)
-        // `.sync` runs the completion before `dispatch` returns.
-        return captured.withLock { $0 }!
+        // `.sync` runs the completion before `dispatch` returns (this thread waits for it).
+        defer { lastResult = nil }
+        return lastResult!
     }
 
     /// Stops the replica when a replicated store did not apply the message: it would no longer hold
@@ -738,9 +740,7 @@ final class Applier: @unchecked Sendable {
     }
 
     private func withShared<Result>(_ body: (inout Shared) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&shared)
+        try lock.withLock { try body(&shared) }
     }
 
     private func stoppedError() -> ReplicationError {

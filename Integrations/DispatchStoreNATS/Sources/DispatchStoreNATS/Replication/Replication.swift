@@ -423,7 +423,6 @@ public final class Replication: Sendable {
                     to: configuration.subject,
                     messageID: messageID,
                     timeout: Self.attemptTimeout,
-                    what: "appending message \(messageID) to stream \(stream)",
                     stream: stream
                 )
             }
