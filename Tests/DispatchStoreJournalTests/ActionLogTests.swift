@@ -94,7 +94,7 @@ struct ActionLogTests {
                 dispatcher.dispatch(CounterAction.add(index % 3), mode: index.isMultiple(of: 2) ? .async : .serial)
             }
         }
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(30)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
 
         let written = try lines(of: path)
         #expect(written.count == 2_000)
@@ -116,7 +116,7 @@ struct ActionLogTests {
             default: original.dispatch(CounterAction.add(-1), to: "counter", mode: .serial)
             }
         }
-        #expect(original.waitUntilIdle(timeout: .seconds(30)))
+        #expect(original.waitUntilIdle(timeout: .seconds(120)))
 
         let fresh = try makeDispatcher()
         let report = try ActionLog.replay(contentsOf: path, into: fresh, actionTypes: [CounterAction.self])

@@ -205,7 +205,7 @@ struct DispatcherTesterIssueTests {
         )
         #expect(issues.map(\.line) == [line + 2, line + 6])
         gate.open()
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(30)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
         #expect(gated.state.count == 1)
     }
 
@@ -230,7 +230,7 @@ struct DispatcherTesterIssueTests {
         #expect(issues.first?.text.hasPrefix("finish(): transactions are still in flight after 0.2 seconds: #") == true)
         #expect(issues.first?.text.hasSuffix(" CounterAction.add(2) -> [gated] (serial), running in 'gated'") == true)
         gate.open()
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(30)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
     }
 
     // MARK: Between steps

@@ -103,7 +103,7 @@ struct ActionOperationTests {
             secondCall.tick()
         }
         #expect(secondCall.wait())
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         #expect(reducer.returned.current == [true, false])
         #expect(completions.current == 1)
         #expect(observed.current == 1)
@@ -349,7 +349,7 @@ struct TimeoutTests {
         let dispatcher = Dispatcher()
         let store = makeCounterStore(reducer: CounterReducer())
         try dispatcher.register(store: store)
-        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase, timeout: .seconds(30)))
+        let result = try #require(dispatchAndWait(dispatcher, CounterAction.increase, timeout: .seconds(120)))
         #expect(result.succeeded)
     }
 }

@@ -77,7 +77,7 @@ struct PerformTests {
         #expect(result.cancelledStores == ["slow", "follower"])
         #expect(!result.succeeded)
         #expect(follower.state.count == 0)
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
     }
 
     @Test(
@@ -184,7 +184,7 @@ struct StateStreamTests {
         for _ in 0..<50 {
             dispatcher.dispatch(CounterAction.increase, mode: .serial)
         }
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
         store.updateState { $0.count = 100 }
         dispatcher.unregister(identifier: "counter")
         dispatcher.dispatch(CounterAction.increase, mode: .sync)  // reaches no store now
@@ -300,7 +300,7 @@ struct ShutdownTests {
         waiter.cancel()
         #expect(await waiter.value == false)
         transaction.cancel()
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
     }
 
     @Test("shutdown drains what is in flight, rejects new actions, and reports both")
@@ -417,7 +417,7 @@ struct ShutdownTests {
         }
         gate.open()
         #expect(await changed.wait())
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
         #expect(results.current.count == 2)
         subscription.cancel()
     }
@@ -444,7 +444,7 @@ struct ShutdownTests {
             done.open()
         }
         #expect(await done.wait())
-        #expect(await dispatcher.waitForIdle(timeout: .seconds(10)))
+        #expect(await dispatcher.waitForIdle(timeout: .seconds(120)))
         #expect(calls.current == 1)
         #expect(transaction.storeIdentifiers.isEmpty)
         #expect(store.state.count == 0)

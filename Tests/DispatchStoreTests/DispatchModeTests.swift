@@ -301,7 +301,7 @@ struct DispatchModeTests {
             queued.open()
         }
         #expect(queued.wait())
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         #expect(store.state.count == 1)
     }
 }

@@ -142,7 +142,7 @@ struct DispatcherTests {
             done.open()
         }
         #expect(done.wait())
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         let reported = try #require(result.current)
         #expect(reported.isUnhandled)
         #expect(reported.error?.code == .unhandledAction)
@@ -330,7 +330,7 @@ struct TransactionTests {
         #expect(transaction.storeIdentifiers == ["counter", "totals"])
         #expect(transaction.targetIdentifier == nil)
         #expect(transaction.description.contains("counter, totals"))
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
     }
 
     @Test(
@@ -360,7 +360,7 @@ struct TransactionTests {
             opener.start()
         }
         #expect(done.wait())
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(10)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         #expect(completions.current == 1)
         #expect(seenAtCompletion.current == [2, 2, 2])
     }

@@ -290,7 +290,7 @@ struct RecorderGroupingTests {
             }
         }
         #expect(finished.wait())
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(30)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         let entries = fixture.recorder.entries
         #expect(entries.count == threads * groupsPerThread + 1)
         #expect(entries.dropFirst().allSatisfy { $0.transactionCount == 2 })

@@ -373,7 +373,7 @@ struct RecorderTests {
                 }
             }
         }
-        #expect(fixture.dispatcher.waitUntilIdle(timeout: .seconds(30)))
+        #expect(fixture.dispatcher.waitUntilIdle(timeout: .seconds(120)))
         let entries = fixture.recorder.entries
         #expect(entries.count == 50)
         #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.id < $1.id })

@@ -69,7 +69,7 @@ struct StoreStateTests {
                 }
             }
         }
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(30)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         #expect(torn.current == 0)
         #expect(store.state.left == 10_000)
         #expect(store.state.right == 10_000)
@@ -155,7 +155,7 @@ struct StoreObserverTests {
                 dispatcher.dispatch(CounterAction.increase, mode: thread.isMultiple(of: 2) ? .sync : .async)
             }
         }
-        #expect(dispatcher.waitUntilIdle(timeout: .seconds(30)))
+        #expect(dispatcher.waitUntilIdle(timeout: .seconds(120)))
         #expect(first.current == Array(1...4_000))
         #expect(second.current == first.current)
         _ = subscriptions
