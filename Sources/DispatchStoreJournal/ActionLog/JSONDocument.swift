@@ -92,7 +92,16 @@ struct JSONDocument {
     func string(at index: Int) -> String? {
         let node = nodes[index]
         switch node.kind {
-        case .string, .unicodeString:
+        case .string:
+            // ASCII, so valid UTF-8: no validation. (`String(validating:as:)` is generic over the
+            // encoding in the standard library, and looks its result's type up on every call.)
+            return bytes.withUnsafeBufferPointer { buffer in
+                String(
+                    decoding: UnsafeBufferPointer(rebasing: buffer[node.start..<node.start + node.count]),
+                    as: UTF8.self
+                )
+            }
+        case .unicodeString:
             return bytes.withUnsafeBufferPointer { buffer in
                 String(
                     validating: UnsafeBufferPointer(rebasing: buffer[node.start..<node.start + node.count]),
@@ -176,19 +185,25 @@ struct JSONDocument {
     private func unescaped(_ node: Node) -> String? {
         var scalars = String.UnicodeScalarView()
         var utf8: [UInt8] = []
+        var highBits: UInt8 = 0
         var position = node.start
         let end = node.start + node.count
         func flush() -> Bool {
             guard !utf8.isEmpty else { return true }
-            guard let text = String(validating: utf8, as: UTF8.self) else { return false }
+            // ASCII needs no validation (see `string(at:)`).
+            let text =
+                highBits & 0x80 == 0 ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
+            guard let text else { return false }
             scalars.append(contentsOf: text.unicodeScalars)
             utf8.removeAll(keepingCapacity: true)
+            highBits = 0
             return true
         }
         while position < end {
             let byte = bytes[position]
             guard byte == UInt8(ascii: "\\") else {
                 utf8.append(byte)
+                highBits |= byte
                 position += 1
                 continue
             }
