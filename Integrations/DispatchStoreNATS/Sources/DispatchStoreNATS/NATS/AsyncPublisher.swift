@@ -5,7 +5,7 @@ import Foundation
 /// (nats.c's `js_PublishMsgAsync`), and hands each acknowledgement, or error, to a callback by the
 /// message's id.
 ///
-/// Messages leave in the order ``send(_:to:messageID:timeout:what:stream:)`` is called, handed to
+/// Messages leave in the order ``send(_:to:messageID:timeout:stream:)`` is called, handed to
 /// nats.c by one caller at a time. A send that finds nobody sending hands its message (and those
 /// queued behind it meanwhile) to nats.c itself, which only buffers it: no thread hop. When many
 /// acknowledgements are outstanding, where nats.c may make a send wait, or when others keep sending,
