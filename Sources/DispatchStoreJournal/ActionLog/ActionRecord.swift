@@ -52,7 +52,7 @@ struct ActionRecord {
             }
         }
         append("{\"id\":")
-        ActionRecord.appendDecimal(id, to: &line)
+        JSONBytes.appendDecimal(id, to: &line)
         append(",\"time\":\"")
         ActionRecord.appendTime(time, to: &line)
         append("\",\"mode\":\"")
@@ -70,7 +70,7 @@ struct ActionRecord {
             append("\"seq\":[")
             for (index, number) in sequenceNumbers.enumerated() {
                 if index > 0 { line.append(UInt8(ascii: ",")) }
-                ActionRecord.appendDecimal(number, to: &line)
+                JSONBytes.appendDecimal(number, to: &line)
             }
             append("],")
         }
@@ -92,27 +92,9 @@ struct ActionRecord {
         return Data(line)
     }
 
-    /// Appends `value` in decimal digits.
-    private static func appendDecimal(_ value: UInt64, to line: inout [UInt8]) {
-        guard value >= 10 else {
-            line.append(UInt8(ascii: "0") + UInt8(value))
-            return
-        }
-        let start = line.count
-        var rest = value
-        while rest > 0 {
-            line.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        }
-        line[start...].reverse()
-    }
-
     /// Appends `string` as a JSON string literal (see ``quoted(_:)``).
     private static func appendQuoted(_ string: String, to line: inout [UInt8]) {
-        let plain = string.utf8.allSatisfy { byte in
-            byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
-        }
-        guard plain else {
+        guard string.utf8.allSatisfy({ JSONBytes.isPlain($0) }) else {
             line.append(contentsOf: quoted(string).utf8)
             return
         }

@@ -150,13 +150,7 @@ final class PayloadWriter {
             return
         }
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
-        var rest = number.magnitude
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        bytes[start...].reverse()
+        JSONBytes.appendDecimal(number.magnitude, to: &bytes)
     }
 
     func writeFloatingPoint<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Number) throws {
@@ -172,7 +166,7 @@ final class PayloadWriter {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         let plain = string.withUTF8 { text in
-            guard text.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+            guard text.allSatisfy({ JSONBytes.isPlain($0) }) else {
                 return false
             }
             bytes.append(contentsOf: text)
