@@ -64,6 +64,8 @@ extension Dispatcher {
     ///
     /// - Returns: `false`, holding nothing, when the calling thread already holds one of the locks.
     private static func lockAll(_ stores: [any StoreEntry]) -> Bool {
+        let context = ThreadContext.current
+        if stores.contains(where: { $0.isHeld(context: context) }) { return false }
         while true {
             var locked = 0
             while locked < stores.count, stores[locked].stateLock.tryLock() {
@@ -72,7 +74,7 @@ extension Dispatcher {
             if locked == stores.count { return true }
             unlockAll(stores[..<locked])
             let busy = stores[locked].stateLock
-            guard busy.lockUnlessOwned() else { return false }
+            busy.lock()
             busy.unlock()
         }
     }

@@ -193,6 +193,12 @@ public final class Dispatcher: Sendable {
                 MemoryLayout<Action>.size == 0
                 ? UnsafeRawPointer(bitPattern: MemoryLayout<Action>.alignment).unsafelyUnwrapped
                 : UnsafeRawPointer(pointer)
+            // Decided here, where the arguments are often constants: most `.sync` calls read nothing back.
+            if mode == .sync && identifier == nil && timeout == nil && completion == nil && !startCancelled
+                && !awaited
+            {
+                return engine.dispatchSync(pointer: address, type: Action.self, owner: self)
+            }
             return engine.dispatch(
                 pointer: address,
                 type: Action.self,

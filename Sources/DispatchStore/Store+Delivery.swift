@@ -7,7 +7,11 @@ extension Store {
     /// delivering, it waits through ``DeliveryWaits``, which helps deliver meanwhile, so that two
     /// threads each delivering one store and dispatching `.sync` into the other cannot deadlock.
     func deliverPendingChanges() {
-        let context = ThreadContext.current
+        deliverPendingChanges(context: ThreadContext.current)
+    }
+
+    /// ``deliverPendingChanges()`` for a caller that has the thread's context at hand.
+    func deliverPendingChanges(context: ThreadContext) {
         if context.deliveryDepth == 0 {
             deliveryLock.lock()
         } else if !deliveryLock.tryLock() {

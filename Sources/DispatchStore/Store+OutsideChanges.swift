@@ -29,9 +29,15 @@ extension AnyStore {
     /// - Note: Thread-safe; not from inside the store's own `updateState` closure or
     ///   `reduce(_:into:)`.
     public var outsideChangeRefusal: String? {
-        get { (self as? any StoreEntry)?.stateLock.withLockedValue { $0.outsideChangeRefusal } }
+        get {
+            (self as? any StoreEntry)?.withBookkeeping(for: "read its outsideChangeRefusal") {
+                $0.outsideChangeRefusal
+            }
+        }
         set {
-            (self as? any StoreEntry)?.stateLock.withLockedValue { $0.outsideChangeRefusal = newValue }
+            (self as? any StoreEntry)?.withBookkeeping(for: "set its outsideChangeRefusal") {
+                $0.outsideChangeRefusal = newValue
+            }
         }
     }
 }

@@ -4,7 +4,9 @@ extension Store {
     /// - Returns: Whether this call made the claim, found it made already by the same dispatcher, or
     ///   found the store held by another dispatcher.
     func claim(for dispatcher: ObjectIdentifier) -> StoreClaim {
-        guarded.withLockedValue { bookkeeping in
+        lockState(for: "register it")
+        defer { guarded.unlock() }
+        return withBookkeepingLocked { bookkeeping in
             switch bookkeeping.owner {
             case nil:
                 bookkeeping.owner = dispatcher
@@ -19,9 +21,19 @@ extension Store {
 
     /// Gives up the claim of `dispatcher`, if it holds the store.
     func release(from dispatcher: ObjectIdentifier) {
-        guarded.withLockedValue { bookkeeping in
+        lockState(for: "unregister it")
+        withBookkeepingLocked { bookkeeping in
             if bookkeeping.owner == dispatcher { bookkeeping.owner = nil }
         }
+        guarded.unlock()
+    }
+
+    /// Runs `body` with the bookkeeping under the store's lock, for `what` a caller does; see
+    /// ``lockState(for:)``.
+    func withBookkeeping<Result>(for what: String, _ body: (inout StoreBookkeeping) -> Result) -> Result {
+        lockState(for: what)
+        defer { guarded.unlock() }
+        return withBookkeepingLocked(body)
     }
 
     /// The store's lock, for taking several stores' locks at once (a consistent cut).
@@ -53,4 +65,12 @@ extension Store {
     }
 }
 
-extension Store: StoreEntry {}
+extension Store: StoreEntry {
+    func isHeld(context: ThreadContext) -> Bool {
+        context.holds(ObjectIdentifier(self))
+    }
+
+    func makeShortcut() -> RouteShortcut {
+        TypedRouteShortcut(store: self)
+    }
+}

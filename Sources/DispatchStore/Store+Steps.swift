@@ -8,13 +8,20 @@ extension Store {
     /// when the step did not apply it, or not yet).
     func beginStep(
         _ actionPointer: UnsafeRawPointer,
+        prepared: Operation?,
         dependencies: [Operation]?,
         context: ThreadContext,
         makeFinishHook: () -> StepFinishHook
     ) -> TransactionRun.StepStart {
         // The route only holds stores whose `Action` is the dispatched action's type.
         let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
-        guard let operation = reducer.operation(for: action, in: self) else {
+        let answer: ActionOperation<State, Action>?
+        if _slowPath(prepared != nil) {
+            answer = Self.operation(prepared)
+        } else {
+            answer = reducer.operation(for: action, in: self)
+        }
+        guard let operation = answer else {
             return reduceInline(action, context: context)
         }
         context.appliedSequenceNumber = 0
@@ -22,7 +29,7 @@ extension Store {
             return .failed(DispatchError.operationReused(identifier), needsDelivery: false)
         }
         // A custom operation would deadlock in updateState if this thread already holds the lock.
-        guard guarded.lockUnlessOwned() else {
+        guard lockStateUnlessHeld(context: context) else {
             return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
         }
         withBookkeepingLocked { $0.operationsInFlight += 1 }
@@ -49,17 +56,26 @@ extension Store {
         return .running(operation)
     }
 
+    /// The operation a step was prepared with, which this store's reducer returned, so of its type;
+    /// out of line, so that the common step looks up no generic metadata (S4, S5).
+    @inline(never)
+    private static func operation(_ prepared: Operation?) -> ActionOperation<State, Action>? {
+        prepared.map { unsafeDowncast($0, to: ActionOperation<State, Action>.self) }
+    }
+
     /// Applies `action` through `reduce(_:into:)` under the store's lock, numbers it and queues the
     /// change for the observers.
     ///
     /// - Returns: A finished step, or a failed one when this thread already holds the store's lock
     ///   (a `.sync` dispatch from inside the store's own `updateState` or `reduce(_:into:)`).
     private func reduceInline(_ action: Action, context: ThreadContext) -> TransactionRun.StepStart {
-        guard guarded.lockUnlessOwned() else {
+        guard lockStateUnlessHeld(context: context) else {
             context.appliedSequenceNumber = 0
             return .failed(DispatchError.reentrant(identifier), needsDelivery: false)
         }
+        context.beginHolding(ObjectIdentifier(self))
         reducer.reduce(action, into: &storage.pointee)
+        context.endHolding()
         let sequenceNumber = withBookkeepingLocked { bookkeeping in
             bookkeeping.sequenceNumber += 1
             return bookkeeping.sequenceNumber
@@ -86,7 +102,7 @@ extension Store {
     /// - Returns: Whether a change was queued, and the action's sequence number (0 when the body
     ///   never ran).
     private func endOperation(action: Action, ranBody: Bool) -> (notified: Bool, sequenceNumber: UInt64) {
-        guarded.lock()
+        lockState(for: "finish one of its operations")
         defer { guarded.unlock() }
         let sequenceNumber = withBookkeepingLocked { bookkeeping in
             bookkeeping.operationsInFlight -= 1

@@ -2,7 +2,7 @@ extension Store {
     /// Adds a subscription, which receives the changes committed from now on.
     @usableFromInline
     func addObserver(_ entry: ObserverEntry) {
-        guarded.lock()
+        lockState(for: "subscribe to it")
         entry.since = nextChangeNumberLocked
         withBookkeepingLocked { $0.observers.add(entry) }
         guarded.unlock()
@@ -23,7 +23,7 @@ extension Store {
         makeGroup: (State) -> KeyPathGroup,
         makeCall: (KeyPathGroup) -> ObserverEntry.Call
     ) {
-        guarded.lock()
+        lockState(for: "subscribe to it")
         let since = nextChangeNumberLocked
         let existing = withBookkeepingLocked { $0.observers.group(for: keyPath) }
         let group: KeyPathGroup
@@ -42,10 +42,12 @@ extension Store {
     /// Ends a subscription (and forgets how to end it, for a state stream).
     @usableFromInline
     func removeSubscription(id: UInt64) {
-        guarded.withLockedValue { bookkeeping in
+        lockState(for: "end a subscription")
+        withBookkeepingLocked { bookkeeping in
             bookkeeping.observers.remove(id: id)
             bookkeeping.streamEnds[id] = nil
         }
+        guarded.unlock()
     }
 
     /// Adds a state stream's subscription: `makeEntry` gets the current state, read at one instant
@@ -60,7 +62,7 @@ extension Store {
         end: @escaping @Sendable () -> Void,
         makeEntry: (_ current: State) -> ObserverEntry
     ) {
-        guarded.lock()
+        lockState(for: "subscribe to it")
         let entry = makeEntry(storage.pointee)
         entry.since = nextChangeNumberLocked
         withBookkeepingLocked { bookkeeping in
@@ -77,10 +79,12 @@ extension Store {
 
     /// Ends every state stream (the store was unregistered).
     func endStateStreams() {
-        let ends = guarded.withLockedValue { bookkeeping in
+        lockState(for: "unregister it")
+        let ends = withBookkeepingLocked { bookkeeping in
             defer { bookkeeping.streamEnds = [:] }
             return bookkeeping.streamEnds
         }
+        guarded.unlock()
         for end in ends.values {
             end()
         }
@@ -88,10 +92,12 @@ extension Store {
 
     /// Ends the subscriptions bound to `object`, and those whose object was released.
     func removeObservers(boundTo object: AnyObject) {
-        guarded.withLockedValue { bookkeeping in
+        lockState(for: "unregister an observer")
+        withBookkeepingLocked { bookkeeping in
             bookkeeping.observers.removeAll { entry in
                 entry.isBoundToObject && (entry.object == nil || entry.object === object)
             }
         }
+        guarded.unlock()
     }
 }

@@ -38,9 +38,10 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     let lockRank: UInt64
     /// The store's lock, with what it guards besides the state.
     ///
-    /// Error-checking, so that re-entrant
-    /// access from the same thread is reported instead of deadlocking.
-    package let guarded = LockedBox(StoreBookkeeping(), kind: .errorChecking)
+    /// Taken through ``lockState(for:)`` or ``lockStateUnlessHeld(context:)`` wherever the calling
+    /// thread may be running this store's user code under it: the thread's context tells
+    /// (``ThreadContext/holds(_:)``), so that re-entrant access is reported instead of deadlocking.
+    package let guarded = LockedBox(StoreBookkeeping(), kind: .plain)
     /// The state, guarded by `guarded`'s lock; behind a pointer, so that mutating it needs no dynamic
     /// exclusivity check and unspecialised code no metadata of a generic wrapper (S1).
     package let storage: UnsafeMutablePointer<State>
@@ -75,7 +76,11 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     }
 
     deinit {
-        let ends = guarded.withLockedValue { $0.streamEnds }
+        // Emptied, not only read: a thread's shortcut may keep the lock, and so the bookkeeping, a while.
+        let ends = guarded.withLockedValue { bookkeeping in
+            defer { bookkeeping = StoreBookkeeping() }
+            return bookkeeping.streamEnds
+        }
         for end in ends.values {
             end()
         }
@@ -90,7 +95,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// - Complexity: O(1) plus a copy of the state: arrays, strings and dictionaries in it are shared,
     ///   not copied (copy-on-write).
     public var state: State {
-        guard guarded.lockUnlessOwned() else { reentrantAccess("read its state") }
+        lockState(for: "read its state")
         defer { guarded.unlock() }
         return storage.pointee
     }
@@ -105,7 +110,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// - Note: Safe from any thread; read under the store's lock. Not from inside this store's own
     ///   ``updateState(_:)`` closure or `reduce(_:into:)`.
     public var sequenceNumber: UInt64 {
-        guard guarded.lockUnlessOwned() else { reentrantAccess("read its sequence number") }
+        lockState(for: "read its sequence number")
         defer { guarded.unlock() }
         return withBookkeepingLocked { $0.sequenceNumber }
     }
@@ -133,12 +138,15 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// - Note: Safe from any thread.
     @discardableResult
     public func updateState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        guard guarded.lockUnlessOwned() else { reentrantAccess("update its state") }
+        let context = ThreadContext.current
+        guard lockStateUnlessHeld(context: context) else { reentrantAccess("update its state") }
         if _slowPath(withBookkeepingLocked { $0.outsideChangeRefusal != nil && $0.operationsInFlight == 0 }) {
             refusedUpdate()
         }
         let result: Result
         do {
+            context.beginHolding(ObjectIdentifier(self))
+            defer { context.endHolding() }
             result = try body(&storage.pointee)
         } catch {
             let queued = queueUpdateIfObservedLocked()
@@ -160,7 +168,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     ///   - sequenceNumber: The number of the last action that made it; the next action the store
     ///     applies gets the one after.
     package func restore(state: State, sequenceNumber: UInt64) {
-        guard guarded.lockUnlessOwned() else { reentrantAccess("restore its state") }
+        lockState(for: "restore its state")
         storage.pointee = state
         let observed = withBookkeepingLocked { bookkeeping in
             bookkeeping.sequenceNumber = sequenceNumber
@@ -195,6 +203,24 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
 
     // MARK: Internals
 
+    /// Takes the store's lock unless the calling thread runs this store's user code under it
+    /// (`reduce(_:into:)`, an `updateState` closure), where taking it again would deadlock.
+    ///
+    /// - Returns: `true` once locked; `false`, not locked, for a re-entrant call.
+    @inline(__always)
+    func lockStateUnlessHeld(context: ThreadContext) -> Bool {
+        if context.holds(ObjectIdentifier(self)) { return false }
+        guarded.lock()
+        return true
+    }
+
+    /// Takes the store's lock for `what` a caller does; a re-entrant call (from inside this store's
+    /// `reduce(_:into:)` or `updateState` closure) stops the program with a message naming the store.
+    package func lockState(for what: String) {
+        guard lockStateUnlessHeld(context: .current) else { reentrantAccess(what) }
+    }
+
+    /// Stops the program: the calling thread tried `what` from inside the store's own user code.
     package func reentrantAccess(_ what: String) -> Never {
         preconditionFailure(
             "DispatchStore: store '\(identifier)' tried to \(what) from inside its own updateState closure "

@@ -18,12 +18,7 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Last, so that a run keeps its own flags in the bytes after it (S5).
     public let mode: DispatchMode
 
-    /// The stores the action reaches, `nil` when no store handles it or when ``run`` holds them.
-    var route: Route? {
-        links.route
-    }
-
-    /// The run that executes the transaction (see ``Links/run``).
+    /// The run that executes the transaction, if it refers to one (see ``Links/run``).
     var run: TransactionRun.Reference? {
         links.run
     }
@@ -34,7 +29,7 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Built where it is assigned, which moves it; a stored constant would cost a lazy-global check
     /// and a copy of its existential on every reuse (S5).
     static var idle: Transaction {
-        Transaction(id: 0, action: noAction, mode: .async, targetIdentifier: nil, links: Links())
+        Transaction(id: 0, action: noAction, mode: .async, targetIdentifier: nil, links: .none)
     }
 
     /// The action of ``idle``; also what a `.sync` run keeps when nobody reads its transaction (S1).
@@ -59,7 +54,7 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
     /// The identifiers of the stores the action reaches, in the order their operations start;
     /// empty when no store handles it.
     public var storeIdentifiers: [String] {
-        (route ?? run?.run.route)?.storeIdentifiers ?? []
+        links.storeIdentifiers
     }
 
     /// Cancels the transaction's operations that have not finished yet.
@@ -91,20 +86,66 @@ public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvert
 }
 
 extension Transaction {
-    /// What a transaction refers to inside the engine: the route, or the run that holds it.
+    /// What a transaction refers to inside the engine (see ``Kind``).
     ///
     /// Opaque to the dispatching module, which only passes it from the engine to the transaction.
     @usableFromInline
     struct Links: Sendable {
-        /// The stores the action reaches, `nil` when no store handles it or when `run` holds them.
-        var route: Route? = nil
-        /// The run that holds the transaction, for `cancel()` and for its route: in the transactions
-        /// of queued dispatches, of `perform`, of rejected dispatches and in those the middleware
-        /// receive; `nil` in results and in the transaction a `.sync` dispatch returns (it is over).
-        ///
-        /// Strong: the run does not keep transactions that refer to it, so there is no cycle; and a
-        /// lane reuses a run only once nothing else refers to it, so the run's route stays this
-        /// transaction's for as long as it lives.
-        var run: TransactionRun.Reference? = nil
+        let kind: Kind
+
+        /// What a transaction refers to: the route, the run that holds it, or the one store a `.sync`
+        /// dispatch reached through a shortcut.
+        enum Kind: Sendable {
+            /// Nothing yet: a transaction a run keeps, or one that reaches no store.
+            case none
+            /// The stores the action reaches: in results, and in the transaction a `.sync` dispatch
+            /// returns (it is over).
+            case route(Route)
+            /// The run that holds the transaction, for `cancel()` and for its route: in the
+            /// transactions of queued dispatches, of `perform`, of rejected dispatches and in those
+            /// the middleware receive.
+            ///
+            /// Strong: the run does not keep transactions that refer to it, so there is no cycle;
+            /// and a lane reuses a run only once nothing else refers to it, so the run's route stays
+            /// this transaction's for as long as it lives.
+            case run(TransactionRun.Reference)
+            /// The identifier of the one store a `.sync` dispatch through a shortcut reached: a small
+            /// identifier is held without reference counting (S1).
+            case store(String)
+        }
+
+        /// No links.
+        static var none: Links { Links(kind: .none) }
+
+        /// Links to the run that holds the transaction.
+        static func run(_ reference: TransactionRun.Reference) -> Links { Links(kind: .run(reference)) }
+
+        /// Links to the one store a shortcut reached.
+        static func store(_ identifier: String) -> Links { Links(kind: .store(identifier)) }
+
+        /// Links to `route`, or none.
+        init(route: consuming Route?) {
+            if let route { kind = .route(route) } else { kind = .none }
+        }
+
+        private init(kind: Kind) {
+            self.kind = kind
+        }
+
+        /// The identifiers of the stores the action reaches.
+        var storeIdentifiers: [String] {
+            switch kind {
+            case .none: []
+            case .route(let route): route.storeIdentifiers
+            case .run(let reference): reference.run.route?.storeIdentifiers ?? []
+            case .store(let identifier): [identifier]
+            }
+        }
+
+        /// The run, when the transaction refers to one.
+        var run: TransactionRun.Reference? {
+            if case .run(let reference) = kind { return reference }
+            return nil
+        }
     }
 }

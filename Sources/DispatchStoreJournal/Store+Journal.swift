@@ -17,7 +17,7 @@ protocol JournaledStore: AnyStore {
 
 extension Store: JournaledStore {
     func stateAndSequenceNumber() -> (state: any StateType, sequenceNumber: UInt64) {
-        guard guarded.lockUnlessOwned() else { reentrantAccess("read its state") }
+        lockState(for: "read its state")
         defer { guarded.unlock() }
         return (storage.pointee, withBookkeepingLocked { $0.sequenceNumber })
     }

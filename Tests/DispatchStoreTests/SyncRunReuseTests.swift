@@ -42,7 +42,8 @@ struct SyncRunReuseTests {
             Self.onFreshThread { () -> [ObjectIdentifier?] in
                 var seen: [ObjectIdentifier?] = [Self.keptRun(level: 0)]
                 for _ in 0..<100 {
-                    dispatcher.dispatch(CounterAction.increase, mode: .sync)
+                    // A completion: a `.sync` dispatch nobody reads takes a shortcut and no run.
+                    dispatcher.dispatch(CounterAction.increase, mode: .sync) { _ in }
                     seen.append(Self.keptRun(level: 0))
                 }
                 #expect(ThreadContext.current.syncDepth == 0)
@@ -63,13 +64,13 @@ struct SyncRunReuseTests {
         try dispatcher.register(store: outer)
         try dispatcher.register(store: inner)
         let subscription = outer.subscribe { _, _ in
-            dispatcher.dispatch(TextAction.append("x"), mode: .sync)
+            dispatcher.dispatch(TextAction.append("x"), mode: .sync) { _ in }
         }
         let levels = try #require(
             Self.onFreshThread { () -> [ObjectIdentifier?] in
-                dispatcher.dispatch(CounterAction.increase, mode: .sync)
+                dispatcher.dispatch(CounterAction.increase, mode: .sync) { _ in }
                 let first = [Self.keptRun(level: 0), Self.keptRun(level: 1)]
-                dispatcher.dispatch(CounterAction.increase, mode: .sync)
+                dispatcher.dispatch(CounterAction.increase, mode: .sync) { _ in }
                 return first + [Self.keptRun(level: 0), Self.keptRun(level: 1)]
             }
         )

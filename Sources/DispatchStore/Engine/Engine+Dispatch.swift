@@ -1,11 +1,50 @@
 import Foundation
 
 extension Engine {
-    /// Dispatches the action at `pointer` of type `actionType`; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
+    /// Dispatches the action at `pointer` of type `actionType` `.sync`, for a caller that reads nothing
+    /// but the transaction returned (no `to:`, no timeout, no completion).
     ///
-    /// The action is boxed only for a transaction the engine keeps: a box made by the caller would
-    /// stall on bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch never blocks
-    /// the caller; an operation still running finishes the transaction on its own thread.
+    /// Through the thread's shortcut for the action's type when it has one (``RouteShortcut``): no
+    /// engine lock, no transaction run. Otherwise, or when the shortcut no longer stands, as any
+    /// dispatch, which gives the thread a shortcut when the route allows one.
+    @usableFromInline
+    func dispatchSync(pointer: UnsafeRawPointer, type actionType: any ActionType.Type, owner: Dispatcher) -> Dispatched
+    {
+        let context = ThreadContext.current(key: contextKey)
+        let type = ObjectIdentifier(actionType)
+        var prepared: TransactionRun.PreparedStep?
+        if let shortcut = context.shortcut(engine: ObjectIdentifier(self), type: type) {
+            let passage = shortcut._withUnsafeGuaranteedRef { $0.dispatch(pointer, context: context) }
+            switch passage {
+            case .reduced:
+                let identifier = shortcut._withUnsafeGuaranteedRef { $0.storeIdentifier }
+                return Dispatched(id: context.takeTransactionID(), links: .store(identifier))
+            case .reducedReleasing:
+                let identifier = shortcut._withUnsafeGuaranteedRef { $0.storeIdentifier }
+                withExtendedLifetime(context.takeLeftOver()) {}
+                return Dispatched(id: context.takeTransactionID(), links: .store(identifier))
+            case .retired: context.forgetShortcut(engine: ObjectIdentifier(self), type: type)
+            case .reentrant: break
+            case .operation: prepared = context.takeLeftOver().prepared
+            }
+        }
+        return dispatch(
+            pointer: pointer,
+            type: actionType,
+            to: nil,
+            mode: .sync,
+            timeout: nil,
+            startCancelled: false,
+            awaited: false,
+            owner: owner,
+            then: nil,
+            context: context,
+            remembering: true,
+            prepared: prepared
+        )
+    }
+
+    /// Dispatches the action at `pointer` of type `actionType`; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
     @usableFromInline
     func dispatch(
         pointer: UnsafeRawPointer,
@@ -17,6 +56,45 @@ extension Engine {
         awaited: Bool,
         owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?
+    ) -> Dispatched {
+        dispatch(
+            pointer: pointer,
+            type: actionType,
+            to: identifier,
+            mode: mode,
+            timeout: timeout,
+            startCancelled: startCancelled,
+            awaited: awaited,
+            owner: owner,
+            then: completion,
+            context: ThreadContext.current(key: contextKey),
+            remembering: false,
+            prepared: nil
+        )
+    }
+
+    /// Dispatches through the engine's lock, the registry and a transaction run.
+    ///
+    /// The action is boxed only for a transaction the engine keeps: a box made by the caller would
+    /// stall on bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch never blocks
+    /// the caller; an operation still running finishes the transaction on its own thread.
+    /// `remembering`: give `context` the route's shortcut, if it has one and no middleware is
+    /// registered. `prepared`: what the reducer of the thread's shortcut answered already.
+    /// Inlined into both callers: one call per dispatch, not two (S4, S5).
+    @inline(__always)
+    private func dispatch(
+        pointer: UnsafeRawPointer,
+        type actionType: any ActionType.Type,
+        to identifier: String?,
+        mode: DispatchMode,
+        timeout: Duration?,
+        startCancelled: Bool,
+        awaited: Bool,
+        owner: Dispatcher,
+        then completion: (@Sendable (DispatchResult) -> Void)?,
+        context: ThreadContext,
+        remembering: Bool,
+        prepared: TransactionRun.PreparedStep?
     ) -> Dispatched {
         let type = ObjectIdentifier(actionType)
         // The registry is read in place: a tuple returned from a closure would copy the middleware (S1).
@@ -35,11 +113,6 @@ extension Engine {
                 then: completion
             )
         }
-        if engine.pointee.nextTransactionID == engine.pointee.transactionIDLimit {
-            (engine.pointee.nextTransactionID, engine.pointee.transactionIDLimit) = reserveTransactionIDBlock()
-        }
-        let id = engine.pointee.nextTransactionID
-        engine.pointee.nextTransactionID += 1
         // `nil` rather than an empty array, so that a run has no array to release (S1).
         let hasMiddleware = !engine.pointee.registry.middleware.isEmpty
         let middleware = hasMiddleware ? engine.pointee.registry.middleware : nil
@@ -49,16 +122,29 @@ extension Engine {
         } else {
             route = engine.pointee.registry.route(for: type)
         }
+        var shortcut: RouteShortcut?
+        if remembering && !hasMiddleware, let candidate = route?.shortcut {
+            candidate.isRemembered = true
+            shortcut = candidate
+        }
         state.unlock()
+        if let shortcut { context.remember(shortcut, engine: ObjectIdentifier(self), type: type) }
+        let id = context.takeTransactionID()
         var details: TransactionRun.Details?
         // A route found by `to:` may not handle `type`: checked here, so a targeted dispatch makes no call (S5).
-        if _slowPath(route?.actionType != type || timeout != nil) {
-            details = Self.details(of: pointer, actionType, to: identifier, timeout: timeout, route: &route)
+        if _slowPath(route?.actionType != type || timeout != nil || prepared != nil) {
+            details = Self.details(
+                of: pointer,
+                actionType,
+                to: identifier,
+                timeout: timeout,
+                prepared: prepared,
+                route: &route
+            )
         }
         if mode == .sync && !awaited {
             // The stores read the action in the caller's frame; a transaction is kept only for a reader (S1).
             let readsResult = hasMiddleware || completion != nil
-            let context = ThreadContext.current(key: contextKey)
             let run = context.takeSyncRun()
             if readsResult {
                 run.setTransaction(
@@ -67,7 +153,7 @@ extension Engine {
                         action: boxedAction(at: pointer, of: actionType),
                         mode: mode,
                         targetIdentifier: identifier,
-                        links: Transaction.Links()
+                        links: .none
                     )
                 )
             }
@@ -101,7 +187,7 @@ extension Engine {
             action: boxedAction(at: pointer, of: actionType),
             mode: mode,
             targetIdentifier: identifier,
-            links: Transaction.Links()
+            links: .none
         )
         let configuration = TransactionRun.Configuration(
             middleware: consume middleware,
@@ -137,7 +223,7 @@ extension Engine {
             // Awaited (`perform`): the run may outlive this frame; it reads the action from the transaction.
             let run = TransactionRun.make(lane: nil)
             run.configure(transaction: consume transaction, route: consume route, configuration: consume configuration)
-            _ = run.drive(suspendedRuns: suspendedRuns, context: ThreadContext.current(key: contextKey))
+            _ = run.drive(suspendedRuns: suspendedRuns, context: context)
             return Dispatched(id: id, run: run)
         }
     }
@@ -160,7 +246,7 @@ extension Engine {
 
         /// A queued or shared transaction: its run, which holds the route.
         init(id: UInt64, run: TransactionRun) {
-            self.init(id: id, links: Transaction.Links(route: nil, run: TransactionRun.Reference(run: run)))
+            self.init(id: id, links: .run(TransactionRun.Reference(run: run)))
         }
 
         /// The action as the run keeps it, boxed, or `nil`: a caller with an action too large for an
@@ -178,6 +264,7 @@ extension Engine {
         _ actionType: any ActionType.Type,
         to identifier: String?,
         timeout: Duration?,
+        prepared: TransactionRun.PreparedStep?,
         route: inout Route?
     ) -> TransactionRun.Details? {
         let type = ObjectIdentifier(actionType)
@@ -192,8 +279,8 @@ extension Engine {
         case (nil, nil): routingError = .unhandled(action: action, type: "\(actionType)")
         default: break
         }
-        guard timeout != nil || routingError != nil else { return nil }
-        return TransactionRun.Details(timeout: timeout, routingError: routingError)
+        guard timeout != nil || routingError != nil || prepared != nil else { return nil }
+        return TransactionRun.Details(timeout: timeout, routingError: routingError, prepared: prepared)
     }
 
     /// Ends a dispatch made after the shutdown began, on the thread its mode promises: no store sees it;
@@ -215,7 +302,7 @@ extension Engine {
                 action: action,
                 mode: mode,
                 targetIdentifier: identifier,
-                links: Transaction.Links()
+                links: .none
             ),
             route: nil,
             configuration: TransactionRun.Configuration(

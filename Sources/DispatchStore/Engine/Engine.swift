@@ -9,9 +9,6 @@ final class Engine: Sendable {
     /// What the engine's lock guards.
     struct State {
         var registry = Registry()
-        /// The next transaction id, from a block reserved for this engine, and the block's end.
-        var nextTransactionID: UInt64 = 0
-        var transactionIDLimit: UInt64 = 0
         /// Set when a shutdown begins: from then on every dispatch and registration is rejected.
         var isClosed = false
         var rejectedCount = 0
@@ -42,18 +39,39 @@ final class Engine: Sendable {
     /// Adds a store claimed for this engine's dispatcher and returns the middleware to tell; throws a
     /// ``DispatchError`` for a duplicate identifier, a `waitsFor` cycle or a shutdown.
     func register(_ store: any StoreEntry) throws -> [any Middleware] {
-        try state.withLockedValue { state in
+        let (middleware, retired) = try state.withLockedValue { state in
             if state.isClosed { throw DispatchError.registeredAfterShutdown(store.identifier) }
             try state.registry.add(store)
-            return state.registry.middleware
+            return (state.registry.middleware, state.registry.takeRetiredShortcuts())
         }
+        retire(retired)
+        return middleware
     }
 
     /// Removes the store registered under `identifier`, and returns it and the middleware to tell, if any.
     func unregister(identifier: String) -> (store: any StoreEntry, middleware: [any Middleware])? {
-        state.withLockedValue { state in
-            state.registry.remove(identifier: identifier).map { ($0, state.registry.middleware) }
+        let (removed, retired) = state.withLockedValue { state in
+            let removed = state.registry.remove(identifier: identifier).map { ($0, state.registry.middleware) }
+            return (removed, state.registry.takeRetiredShortcuts())
         }
+        retire(retired)
+        return removed
+    }
+
+    /// Retires shortcuts whose routes no longer stand; call without holding the engine's lock, since
+    /// retiring takes each store's lock (which a reducer holds while it may dispatch).
+    private func retire(_ shortcuts: [RouteShortcut]) {
+        for shortcut in shortcuts { shortcut.retire() }
+    }
+
+    deinit {
+        // Another engine may be made at this one's address: the shortcuts threads remember must not match it.
+        retire(
+            state.withLockedValue { state in
+                state.registry.dropRoutes()
+                return state.registry.takeRetiredShortcuts()
+            }
+        )
     }
 
     /// The store registered under `identifier`, if any.
@@ -68,8 +86,16 @@ final class Engine: Sendable {
         state.withLockedValue { ($0.registry.stores(), $0.registry.storesInLockOrder()) }
     }
 
-    /// Appends a middleware.
-    func register(middleware: any Middleware) { state.withLockedValue { $0.registry.add(middleware) } }
+    /// Appends a middleware; from then on, `.sync` dispatches take the engine's path, which calls it.
+    func register(middleware: any Middleware) {
+        retire(
+            state.withLockedValue { state in
+                state.registry.add(middleware)
+                state.registry.dropRoutes()
+                return state.registry.takeRetiredShortcuts()
+            }
+        )
+    }
     /// Removes every registration of the middleware object `object`, and returns them.
     func unregister(middleware object: AnyObject) -> [any Middleware] {
         state.withLockedValue { $0.registry.remove(middleware: object) }
@@ -89,10 +115,13 @@ final class Engine: Sendable {
 
     /// Closes the engine to new actions and registrations (idempotent), and returns the lanes' counts.
     func close() -> (completed: Int, cancelled: Int) {
-        state.withLockedValue { state in
+        let (counts, retired) = state.withLockedValue { state in
             state.isClosed = true
-            return laneCounts
+            state.registry.dropRoutes()
+            return (laneCounts, state.registry.takeRetiredShortcuts())
         }
+        retire(retired)
+        return counts
     }
 
     /// The lanes' run counts added up: completed, and cancelled by a shutdown.

@@ -38,6 +38,8 @@ struct Registry {
     /// recorder reads every store after every transaction (S8).
     private var storeList: [any StoreEntry]?
     private var lockOrderList: [any StoreEntry]?
+    /// The shortcuts of the routes dropped since ``takeRetiredShortcuts()``, to retire.
+    private var retiredShortcuts: [RouteShortcut] = []
 
     /// How many stores are registered.
     var count: Int { slots.count - holes }
@@ -99,7 +101,10 @@ struct Registry {
         holes += 1
         let type = ObjectIdentifier(store.actionType)
         routesByType[type]?.members.remove(slot)
-        if routesByType[type]?.members.isEmpty == true { routesByType[type] = nil }
+        if routesByType[type]?.members.isEmpty == true {
+            dropRoute(of: type)
+            routesByType[type] = nil
+        }
         changed(store, by: -1)
         if holes > 16 && holes * 2 > slots.count { compact() }
         return store
@@ -118,10 +123,33 @@ struct Registry {
         lockOrderList = nil
         if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
             // Another type's route may go through this store's dependencies.
-            for type in Array(routesByType.keys) { routesByType[type]?.route = nil }
+            for type in Array(routesByType.keys) { dropRoute(of: type) }
         } else {
-            routesByType[ObjectIdentifier(store.actionType)]?.route = nil
+            dropRoute(of: ObjectIdentifier(store.actionType))
         }
+    }
+
+    /// Forgets the route of `type`, to be rebuilt on its next dispatch; its shortcut, if threads may
+    /// remember it, joins ``retiredShortcuts``.
+    private mutating func dropRoute(of type: ObjectIdentifier) {
+        guard let route = routesByType[type]?.route else { return }
+        routesByType[type]?.route = nil
+        if let shortcut = route.shortcut, shortcut.isRemembered { retiredShortcuts.append(shortcut) }
+    }
+
+    /// Takes the shortcuts of the routes dropped since the last call, for the engine to retire once
+    /// it released its lock (retiring takes a store's lock).
+    mutating func takeRetiredShortcuts() -> [RouteShortcut] {
+        if retiredShortcuts.isEmpty { return [] }
+        defer { retiredShortcuts = [] }
+        return retiredShortcuts
+    }
+
+    /// Forgets every action type's route, as when the engine changes what each dispatch must do (a
+    /// middleware was added, a shutdown began): their shortcuts join ``retiredShortcuts``.
+    mutating func dropRoutes() {
+        recentRoutes = RecentRoutes()
+        for type in Array(routesByType.keys) { dropRoute(of: type) }
     }
 
     /// Closes the holes left by unregistered stores, keeping registration order.
@@ -166,7 +194,7 @@ struct Registry {
     private func makeRoute(members: [Int]) -> Route {
         let stores = members.compactMap { slots[$0]?.store }
         guard waitingStores > 0 else {
-            return Route(stores: stores, dependencies: Array(repeating: [], count: stores.count))
+            return Route(stores: stores, dependencies: Array(repeating: [], count: stores.count), shortcut: true)
         }
         let position = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.identifier, $0) })
         // waits[i]: the positions member i waits for, transitively through registered stores.
@@ -189,7 +217,8 @@ struct Registry {
         let placed = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         return Route(
             stores: order.map { stores[$0] },
-            dependencies: order.map { member in waits[member].compactMap { placed[$0] }.sorted() }
+            dependencies: order.map { member in waits[member].compactMap { placed[$0] }.sorted() },
+            shortcut: true
         )
     }
 

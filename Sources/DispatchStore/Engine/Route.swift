@@ -16,8 +16,13 @@ final class Route: Sendable {
     let count: Int
     /// The type of action the stores handle.
     let actionType: ObjectIdentifier
+    /// What threads remember of the route of an action type that one store handles; `nil` for the
+    /// other routes, and for the route of a dispatch that names its store (`to:`).
+    let shortcut: RouteShortcut?
 
-    init(stores: [any StoreEntry], dependencies: [[Int]]) {
+    /// A route over `stores` (at least one), each after the ones it waits for; with a shortcut when
+    /// `shortcut` is set and it reaches one store.
+    init(stores: [any StoreEntry], dependencies: [[Int]], shortcut: Bool = false) {
         precondition(!stores.isEmpty, "DispatchStore: a route reaches at least one store")
         self.first = stores[0]
         self.count = stores.count
@@ -26,6 +31,7 @@ final class Route: Sendable {
         self.dependencies = dependencies
         self.storeIdentifiers = stores.map(\.identifier)
         self.hasDependencies = dependencies.contains { !$0.isEmpty }
+        self.shortcut = shortcut && stores.count == 1 ? stores[0].makeShortcut() : nil
     }
 
     /// Calls `body` with the store at `index`, borrowed: the first store is read from ``first``

@@ -29,7 +29,53 @@ struct ThreadContext {
             runs.initialize(repeating: nil, count: ThreadContext.syncRunLevels)
             return runs
         }()
+        /// The next transaction id of the block this thread reserved, and the block's end: ids are
+        /// unique in the process and increase on each thread, without a shared lock per dispatch.
+        var nextTransactionID: UInt64 = 0
+        var transactionIDLimit: UInt64 = 0
+        /// The stores whose lock this thread holds while it runs their user code (`reduce(_:into:)`, an
+        /// `updateState` closure), outermost first: taking one of those locks again would deadlock.
+        var heldStores = UnsafeMutablePointer<ObjectIdentifier>.allocate(capacity: 4)
+        var heldCount = 0
+        var heldCapacity = 4
+        /// What a dispatch through a shortcut hands over besides its ``RouteShortcut/Passage``, rarely.
+        var leftOver = LeftOver()
+        /// The shortcuts this thread remembers, each in the slot its engine and action type pick.
+        let shortcuts: UnsafeMutablePointer<RememberedShortcut> = {
+            let slots = UnsafeMutablePointer<RememberedShortcut>.allocate(capacity: ThreadContext.shortcutSlots)
+            slots.initialize(repeating: RememberedShortcut(), count: ThreadContext.shortcutSlots)
+            return slots
+        }()
     }
+
+    /// The objects a dispatch through a shortcut hands to the engine when it does not simply reduce.
+    struct LeftOver {
+        /// The store, when the dispatch was the last to leave a shortcut retired meanwhile.
+        var released: AnyObject?
+        /// The operation the reducer returned.
+        var prepared: TransactionRun.PreparedStep?
+    }
+
+    /// Takes what the last dispatch through a shortcut left over.
+    func takeLeftOver() -> LeftOver {
+        defer { state.pointee.leftOver = LeftOver() }
+        return state.pointee.leftOver
+    }
+
+    /// Leaves `released` and `prepared` for the engine (``takeLeftOver()``).
+    func leave(released: AnyObject?, prepared: TransactionRun.PreparedStep? = nil) {
+        state.pointee.leftOver = LeftOver(released: released, prepared: prepared)
+    }
+
+    /// A shortcut and what it was remembered for: an engine and an action type.
+    struct RememberedShortcut {
+        var engine: ObjectIdentifier?
+        var type: ObjectIdentifier?
+        var shortcut: RouteShortcut?
+    }
+
+    /// How many shortcuts a thread remembers (a power of two).
+    static let shortcutSlots = 8
 
     /// How many levels of nested `.sync` dispatches keep a run for the next dispatch.
     static let syncRunLevels = 4
@@ -82,6 +128,90 @@ struct ThreadContext {
         if level < Self.syncRunLevels { (state.pointee.syncRuns + level).initialize(to: consume run) }
     }
 
+    /// Whether this thread runs user code under `store`'s lock (``beginHolding(_:)``).
+    @inline(__always)
+    func holds(_ store: ObjectIdentifier) -> Bool {
+        var index = 0
+        while index < state.pointee.heldCount {
+            if state.pointee.heldStores[index] == store { return true }
+            index &+= 1
+        }
+        return false
+    }
+
+    /// Marks the start of user code run under `store`'s lock, which the caller holds: until
+    /// ``endHolding()``, ``holds(_:)`` tells, so that taking that lock again is reported rather than
+    /// a deadlock.
+    @inline(__always)
+    func beginHolding(_ store: ObjectIdentifier) {
+        if _slowPath(state.pointee.heldCount == state.pointee.heldCapacity) { growHeldStores() }
+        state.pointee.heldStores[state.pointee.heldCount] = store
+        state.pointee.heldCount &+= 1
+    }
+
+    /// Marks the end of the user code of the last ``beginHolding(_:)``.
+    @inline(__always)
+    func endHolding() {
+        state.pointee.heldCount &-= 1
+    }
+
+    /// Doubles the room for held stores (user code of one store updating another, and so on).
+    @inline(never)
+    private func growHeldStores() {
+        let capacity = state.pointee.heldCapacity * 2
+        let grown = UnsafeMutablePointer<ObjectIdentifier>.allocate(capacity: capacity)
+        grown.moveInitialize(from: state.pointee.heldStores, count: state.pointee.heldCount)
+        state.pointee.heldStores.deallocate()
+        state.pointee.heldStores = grown
+        state.pointee.heldCapacity = capacity
+    }
+
+    /// A new transaction id, from this thread's block (a new block every 4,096).
+    @inline(__always)
+    func takeTransactionID() -> UInt64 {
+        if _slowPath(state.pointee.nextTransactionID == state.pointee.transactionIDLimit) {
+            (state.pointee.nextTransactionID, state.pointee.transactionIDLimit) = reserveTransactionIDBlock()
+        }
+        defer { state.pointee.nextTransactionID &+= 1 }
+        return state.pointee.nextTransactionID
+    }
+
+    /// The slot of the shortcut for actions of `type` on `engine`.
+    @inline(__always)
+    private func shortcutSlot(
+        engine: ObjectIdentifier,
+        type: ObjectIdentifier
+    ) -> UnsafeMutablePointer<RememberedShortcut> {
+        // Bits of the addresses, above the lowest, always zero (metadata and objects are aligned).
+        let bits = UInt(bitPattern: type) >> 4 ^ UInt(bitPattern: engine) >> 6
+        return state.pointee.shortcuts + Int(bits & UInt(Self.shortcutSlots - 1))
+    }
+
+    /// The shortcut this thread remembers for actions of `type` on `engine`, not retained; `nil` if none.
+    @inline(__always)
+    func shortcut(engine: ObjectIdentifier, type: ObjectIdentifier) -> Unmanaged<RouteShortcut>? {
+        let slot = shortcutSlot(engine: engine, type: type)
+        guard slot.pointee.engine == engine && slot.pointee.type == type else { return nil }
+        // Read as an unmanaged reference: no retain and release (S1).
+        let offset = MemoryLayout<RememberedShortcut>.offset(of: \.shortcut).unsafelyUnwrapped
+        return UnsafeRawPointer(slot).load(fromByteOffset: offset, as: Unmanaged<RouteShortcut>?.self)
+    }
+
+    /// Remembers `shortcut` for actions of `type` on `engine`, in place of what its slot held.
+    func remember(_ shortcut: RouteShortcut, engine: ObjectIdentifier, type: ObjectIdentifier) {
+        shortcutSlot(engine: engine, type: type).pointee = RememberedShortcut(
+            engine: engine,
+            type: type,
+            shortcut: shortcut
+        )
+    }
+
+    /// Forgets the shortcut for actions of `type` on `engine` (it was retired).
+    func forgetShortcut(engine: ObjectIdentifier, type: ObjectIdentifier) {
+        let slot = shortcutSlot(engine: engine, type: type)
+        if slot.pointee.engine == engine && slot.pointee.type == type { slot.pointee = RememberedShortcut() }
+    }
+
     /// A constant field of the calling thread's ``State``.
     subscript<Value>(dynamicMember field: KeyPath<State, Value>) -> Value {
         @inline(__always) get { state.pointee[keyPath: field] }
@@ -97,6 +227,9 @@ private let threadContextKey: pthread_key_t = {
         }
         state.pointee.syncRuns.deinitialize(count: ThreadContext.syncRunLevels)
         state.pointee.syncRuns.deallocate()
+        state.pointee.shortcuts.deinitialize(count: ThreadContext.shortcutSlots)
+        state.pointee.shortcuts.deallocate()
+        state.pointee.heldStores.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
     }

@@ -125,9 +125,21 @@ extension TransactionRun {
         }
         return withAction { action in
             route.withStore(at: index) { store in
-                store.beginStep(action, dependencies: dependencies, context: context) { finishHook(for: index) }
+                store.beginStep(
+                    action,
+                    prepared: preparedOperation(for: store),
+                    dependencies: dependencies,
+                    context: context
+                ) { finishHook(for: index) }
             }
         }
+    }
+
+    /// The operation `store`'s reducer returned before the dispatch took the engine's path, if any.
+    @inline(__always)
+    private func preparedOperation(for store: any StoreEntry) -> Operation? {
+        guard let prepared = body.pointee.configuration.details?.prepared, prepared.store === store else { return nil }
+        return prepared.operation
     }
 
     /// The route of a transaction that has a step to start or report; not `guard let`, whose binding

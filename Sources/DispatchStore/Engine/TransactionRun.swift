@@ -97,15 +97,26 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         var isSharedFromStart: Bool { hasMiddleware || !blocksCaller }
     }
 
-    /// What few dispatches have: a timeout, or why no store is reached.
+    /// What few dispatches have: a timeout, why no store is reached, or a step prepared already.
     final class Details: Sendable {
         let timeout: Duration?
         let routingError: DispatchError?
+        let prepared: PreparedStep?
 
-        init(timeout: Duration?, routingError: DispatchError?) {
+        init(timeout: Duration?, routingError: DispatchError?, prepared: PreparedStep? = nil) {
             self.timeout = timeout
             self.routingError = routingError
+            self.prepared = prepared
         }
+    }
+
+    /// The operation a store's reducer returned before the dispatch took the engine's path (a
+    /// thread's shortcut, ``RouteShortcut``): the step of that store starts it instead of asking again.
+    struct PreparedStep: @unchecked Sendable {
+        // @unchecked: the operation has not started; the run that receives it is the only one to touch it.
+        /// The store whose reducer answered (retained: compared by identity).
+        let store: AnyObject
+        let operation: Operation
     }
 
     /// Where `field` sits in the body, computed where used: it folds to a constant (S4, S5).
@@ -227,7 +238,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
             action: body.pointee.transaction.action,
             mode: body.pointee.transaction.mode,
             targetIdentifier: body.pointee.transaction.targetIdentifier,
-            links: Transaction.Links(run: Reference(run: self))
+            links: .run(Reference(run: self))
         )
     }
 

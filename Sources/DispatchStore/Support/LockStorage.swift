@@ -33,8 +33,8 @@ class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
                 // and a futex sleep and wake-up would cost far more.
                 pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
                 #endif
-            case .errorChecking:
-                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+            case .plain:
+                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_NORMAL))
             case .recursive:
                 pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
             }
@@ -54,17 +54,6 @@ class LockStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
     final func lock() {
         let status = withUnsafeMutablePointerToElements { pthread_mutex_lock($0) }
         precondition(status == 0, "pthread_mutex_lock failed with error \(status)")
-    }
-
-    /// Locks unless the calling thread already holds the mutex (an `.errorChecking` mutex tells).
-    ///
-    /// - Returns: `false`, without locking, when the calling thread holds it; `true` once locked.
-    @inline(__always)
-    final func lockUnlessOwned() -> Bool {
-        let status = withUnsafeMutablePointerToElements { pthread_mutex_lock($0) }
-        if status == EDEADLK { return false }
-        precondition(status == 0, "pthread_mutex_lock failed with error \(status)")
-        return true
     }
 
     /// Locks if no other thread holds the mutex.

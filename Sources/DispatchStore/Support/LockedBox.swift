@@ -38,14 +38,6 @@ package struct LockedBox<Value> {
         storage.lock()
     }
 
-    /// Acquires the lock unless the calling thread already holds it (`.errorChecking` boxes).
-    ///
-    /// - Returns: `false`, without locking, when the calling thread holds it.
-    @inline(__always)
-    package func lockUnlessOwned() -> Bool {
-        storage.lockUnlessOwned()
-    }
-
     /// Acquires the lock if no other thread holds it.
     ///
     /// - Returns: `true` once held; `false`, without waiting, when another thread holds it.
