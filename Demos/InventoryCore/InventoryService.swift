@@ -304,8 +304,8 @@ public final class InventoryService: Sendable {
         try? journal?.close()
         var summary = summary(reason: reason)
         summary.shutdown = Summary.Shutdown(
-            inFlight: report.completed,
-            applied: report.completed - report.cancelled,
+            inFlight: report.finished,
+            applied: report.finished - report.cancelled,
             cancelled: report.cancelled,
             refused: report.rejected,
             allApplied: report.isIdle && report.cancelled == 0

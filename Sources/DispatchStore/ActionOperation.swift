@@ -93,7 +93,7 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         }
         guard claimed else { return }
         guard !isCancelled else {
-            _ = complete(error: nil)
+            _ = finish(error: nil)
             return
         }
         willChangeValue(forKey: "isExecuting")
@@ -112,7 +112,7 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     /// - Note: Safe from any thread.
     @discardableResult
     public func finish() -> Bool {
-        complete(error: nil)
+        finish(error: nil)
     }
 
     /// Marks the operation finished with an error: the dispatch's result lists the store as failed.
@@ -123,7 +123,7 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
     /// - Note: Safe from any thread.
     @discardableResult
     public func finish(throwing error: any Error) -> Bool {
-        complete(error: error)
+        finish(error: error)
     }
 
     /// Calls `handler` once when the operation is cancelled, or at once if it already is.
@@ -177,7 +177,8 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         "ActionOperation(\(store.identifier), \(action))"
     }
 
-    private func complete(error: (any Error)?) -> Bool {
+    /// Finishes the operation, with `error` for a failure; `false` if it finished already or never started.
+    private func finish(error: (any Error)?) -> Bool {
         let wasExecuting: Bool? = lifecycle.withLockedValue { lifecycle in
             guard lifecycle.phase == .executing || lifecycle.phase == .starting else { return nil }
             let executing = lifecycle.phase == .executing
@@ -217,7 +218,7 @@ public final class ActionOperation<State: StateType, Action: ActionType>: Operat
         lifecycle.withLockedValue { $0.finishHook = hook }
     }
 
-    /// Detaches the finish hook of an operation the dispatcher gave up on (a timeout, a shutdown):
+    /// Detaches the finish hook of an operation the dispatcher abandoned (a timeout, a shutdown):
     /// its finishing later reaches nobody.
     ///
     /// - Returns: Whether the hook was detached; `false` when the operation finished or is finishing

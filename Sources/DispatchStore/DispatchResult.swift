@@ -26,9 +26,9 @@ public struct DispatchResult: Sendable, CustomStringConvertible {
         self.error = error
     }
 
-    /// The identifiers of the stores whose operations finished normally.
+    /// The identifiers of the stores whose operations succeeded (finished normally).
     public var handledStores: [String] {
-        outcomes.filter(\.status.isFinished).map(\.storeIdentifier)
+        outcomes.filter(\.status.isSuccessful).map(\.storeIdentifier)
     }
 
     /// The identifiers of the stores whose operations were cancelled or skipped.
@@ -58,12 +58,12 @@ public struct DispatchResult: Sendable, CustomStringConvertible {
         outcomes.contains { $0.status.error != nil }
     }
 
-    /// Whether every reached store finished normally and there was no error.
+    /// Whether every reached store succeeded and there was no error.
     public var succeeded: Bool {
-        error == nil && !outcomes.isEmpty && outcomes.allSatisfy(\.status.isFinished)
+        error == nil && !outcomes.isEmpty && outcomes.allSatisfy(\.status.isSuccessful)
     }
 
-    /// A line such as `#3 increase: counter finished, totals cancelled`.
+    /// A line such as `#3 increase: counter succeeded, totals cancelled`.
     public var description: String {
         var parts = outcomes.map { "\($0.storeIdentifier) \($0.status)" }
         if let error { parts.append("error: \(error)") }

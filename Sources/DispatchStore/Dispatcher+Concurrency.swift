@@ -23,7 +23,7 @@ extension Dispatcher {
     ///     action type is the action's type.
     ///   - mode: Where the operations run; ``DispatchMode/async`` by default. With
     ///     ``DispatchMode/sync`` they start on the awaiting task's thread (an inline reduction
-    ///     completes there at once); an operation that runs on suspends the task, never blocks its
+    ///     finishes there at once); an operation that runs on suspends the task, never blocks its
     ///     thread, and the task's cancellation cancels it like in the other modes.
     ///   - timeout: How long the operations may run once started; see
     ///     ``dispatch(_:to:mode:timeout:then:)``.
@@ -111,14 +111,14 @@ extension Dispatcher {
     ///
     /// ```swift
     /// let report = await dispatcher.shutdown(timeout: .seconds(10))
-    /// print(report)  // shutdown: 12 transactions completed (0 cancelled), 1 dispatch rejected, idle
+    /// print(report)  // shutdown: 12 transactions finished (0 cancelled), 1 dispatch rejected, idle
     /// ```
     ///
     /// - Parameters:
     ///   - policy: Whether to let the transactions in flight finish (the default) or cancel them.
     ///   - timeout: The longest to wait for them. When it passes, the transactions still in flight
     ///     are cancelled and waited for once more, at most as long again. Those still running then
-    ///     (an operation ignores cancellation) are given up on: each gets its completion at once,
+    ///     (an operation ignores cancellation) are abandoned: each gets its completion at once,
     ///     with the stores still running reported as cancelled (``ShutdownReport/abandoned``), and
     ///     the shutdown waits for the rest at most as long again. `nil` waits as long as it takes.
     /// - Returns: What the shutdown did. Calling it again waits again and reports again; the
@@ -129,7 +129,7 @@ extension Dispatcher {
     public func shutdown(_ policy: ShutdownPolicy = .drain, timeout: Duration? = nil) async -> ShutdownReport {
         let clock = ContinuousClock()
         let start = clock.now
-        let before = engine.close()
+        let before = engine.shutDown()
         var cancelled = 0
         var timedOut = false
         if policy == .cancel { cancelled += engine.cancelInFlight() }
@@ -142,12 +142,12 @@ extension Dispatcher {
         }
         if !idle {
             // Operations that ignore cancellation: end their transactions without them.
-            abandoned = engine.giveUpInFlight()
+            abandoned = engine.abandonInFlight()
             idle = await waitForIdle(timeout: timeout)
         }
         let after = engine.laneCounts
         return ShutdownReport(
-            completed: after.completed - before.completed,
+            finished: after.finished - before.finished,
             cancelled: cancelled + after.cancelled - before.cancelled,
             rejected: engine.rejectedDispatches,
             timedOut: timedOut,

@@ -9,8 +9,8 @@ extension Dispatcher {
         let snapshots = stores.map { store in
             StoreSnapshot(
                 storeIdentifier: store.identifier,
-                state: store.stateWhileLocked,
-                sequenceNumber: store.sequenceNumberWhileLocked
+                state: store.stateLocked,
+                sequenceNumber: store.sequenceNumberLocked
             )
         }
         Dispatcher.unlockAll(lockOrder)
@@ -31,14 +31,14 @@ extension Dispatcher {
         let states = Dictionary(snapshots.map { ($0.storeIdentifier, $0.state) }) { first, _ in first }
         guard Dispatcher.lockAll(lockOrder) else { return .reentrant }
         for store in stores where states[store.identifier] != nil {
-            if let reason = store.stateLock.withValueWhileLocked({ $0.outsideChangeRefusal }) {
+            if let reason = store.outsideChangeRefusalLocked {
                 Dispatcher.unlockAll(lockOrder)
                 return .refused(storeIdentifier: store.identifier, reason: reason)
             }
         }
         var changed: [any StoreEntry] = []
         for store in stores {
-            if let state = states[store.identifier], store.replaceStateWhileLocked(state) == true {
+            if let state = states[store.identifier], store.replaceStateLocked(state) == true {
                 changed.append(store)
             }
         }

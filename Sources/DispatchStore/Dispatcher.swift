@@ -230,7 +230,7 @@ public final class Dispatcher: Sendable {
 
     /// Whether ``shutdown(_:timeout:)`` was called: the dispatcher takes no new actions.
     public var isShutDown: Bool {
-        engine.isClosed
+        engine.isShutDown
     }
 
     /// Waits until no `.async`, `.serial` or `.mainThread` transaction is queued or running.

@@ -22,6 +22,6 @@ struct OperationLifecycle {
     /// How the operation ended, once finished.
     func status(isCancelled: Bool) -> StoreOutcome.Status {
         if let failure { return .failed(failure) }
-        return isCancelled ? .cancelled : .finished
+        return isCancelled ? .cancelled : .succeeded
     }
 }

@@ -42,13 +42,18 @@ extension Store {
     }
 
     /// The state, for a caller already holding the store's lock.
-    var stateWhileLocked: any StateType {
+    var stateLocked: any StateType {
         storage.pointee
     }
 
     /// The sequence number, for a caller already holding the store's lock.
-    var sequenceNumberWhileLocked: UInt64 {
+    var sequenceNumberLocked: UInt64 {
         withBookkeepingLocked { $0.sequenceNumber }
+    }
+
+    /// Why the store refuses outside changes, for a caller already holding the store's lock.
+    var outsideChangeRefusalLocked: String? {
+        withBookkeepingLocked { $0.outsideChangeRefusal }
     }
 
     /// Replaces the state for a caller already holding the store's lock; queues a change with a
@@ -56,7 +61,7 @@ extension Store {
     ///
     /// - Returns: Whether a change was queued (call `deliverPendingChanges()` after unlocking), or
     ///   `nil` when `state` is not of this store's state type.
-    func replaceStateWhileLocked(_ state: any StateType) -> Bool? {
+    func replaceStateLocked(_ state: any StateType) -> Bool? {
         guard let typed = state as? State else { return nil }
         storage.pointee = typed
         guard !withBookkeepingLocked({ $0.observers.isEmpty }) else { return false }

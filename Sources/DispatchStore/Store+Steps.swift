@@ -47,7 +47,7 @@ extension Store {
             if let (status, ranBody) = operation.runInline() {
                 let (notified, sequenceNumber) = endOperation(action: action, ranBody: ranBody)
                 context.appliedSequenceNumber = sequenceNumber
-                return .ended(operation, status, needsDelivery: notified)
+                return .finished(operation, status, needsDelivery: notified)
             }
         } else {
             // The reducer gave the operation dependencies of its own; let a queue wait for them.
@@ -83,7 +83,7 @@ extension Store {
         let notified = queueChangeIfObservedLocked(action: action)
         guarded.unlock()
         context.appliedSequenceNumber = sequenceNumber
-        return .finished(needsDelivery: notified)
+        return .reduced(needsDelivery: notified)
     }
 
     func abandon(_ operation: Operation) {

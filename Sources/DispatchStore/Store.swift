@@ -231,7 +231,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// The bookkeeping; call while holding `guarded`'s lock.
     @inline(__always)
     package func withBookkeepingLocked<Result>(_ body: (inout StoreBookkeeping) throws -> Result) rethrows -> Result {
-        try guarded.withValueWhileLocked(body)
+        try body(&guarded.valuePointer.pointee)
     }
 
     /// Queues the current state for the observers, if any, with the action that produced it; call

@@ -2,8 +2,8 @@
 public struct StoreOutcome: Sendable, CustomStringConvertible {
     /// The end of a store's operation.
     public enum Status: Sendable, CustomStringConvertible {
-        /// The operation ran and finished normally.
-        case finished
+        /// The operation ran and finished normally: it succeeded.
+        case succeeded
         /// The operation was cancelled, or skipped because the transaction was cancelled, timed out,
         /// or a store it waits for did not finish normally.
         case cancelled
@@ -11,9 +11,9 @@ public struct StoreOutcome: Sendable, CustomStringConvertible {
         /// ``DispatchError`` such as a re-entrant `.sync` dispatch).
         case failed(any Error)
 
-        /// Whether the operation finished normally.
-        public var isFinished: Bool {
-            if case .finished = self { return true }
+        /// Whether the operation finished normally (``succeeded``).
+        public var isSuccessful: Bool {
+            if case .succeeded = self { return true }
             return false
         }
 
@@ -29,10 +29,10 @@ public struct StoreOutcome: Sendable, CustomStringConvertible {
             return nil
         }
 
-        /// `finished`, `cancelled` or `failed(<error>)`.
+        /// `succeeded`, `cancelled` or `failed(<error>)`.
         public var description: String {
             switch self {
-            case .finished: "finished"
+            case .succeeded: "succeeded"
             case .cancelled: "cancelled"
             case .failed(let error): "failed(\(error))"
             }

@@ -75,12 +75,12 @@ struct StepCheck {
             reached.insert(store)
             let checked = exhaustivity == .on || named.contains(store)
             switch outcome.status {
-            case .finished:
+            case .succeeded:
                 if let location = expected.failures[store] {
-                    record("expected the operation of store '\(store)' to fail, but it finished", at: location)
+                    record("expected the operation of store '\(store)' to fail, but it succeeded", at: location)
                 }
                 if let location = expected.cancellations[store] {
-                    record("expected the operation of store '\(store)' to be cancelled, but it finished", at: location)
+                    record("expected the operation of store '\(store)' to be cancelled, but it succeeded", at: location)
                 }
             case .failed(let error):
                 if expected.failures[store] == nil, checked {

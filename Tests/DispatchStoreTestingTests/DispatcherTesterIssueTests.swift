@@ -137,7 +137,7 @@ struct DispatcherTesterIssueTests {
                 "send(CounterAction.fail, to: \"failing\"): the operation of store 'failing' failed: the counter refused; "
                     + "expect that with $0.expectFailure(of: store)",
                 "send(CounterAction.increase, to: \"failing\"): expected the operation of store 'failing' to fail, but it "
-                    + "finished",
+                    + "succeeded",
                 "send(CounterAction.increase, to: \"failing\"): expected the operation of store 'other' to fail, but the "
                     + "action did not reach it",
             ]
@@ -164,7 +164,7 @@ struct DispatcherTesterIssueTests {
         }
         #expect(
             issues.map(\.text) == [
-                "send(CounterAction.increase): expected the operation of store 'counter' to be cancelled, but it finished",
+                "send(CounterAction.increase): expected the operation of store 'counter' to be cancelled, but it succeeded",
                 "send(CounterAction.increase): the operation of store 'cancelled' was cancelled; expect that with "
                     + "$0.expectCancelled(store)",
             ]
@@ -261,7 +261,7 @@ struct DispatcherTesterIssueTests {
         #expect(first.contains("was not received: TodoAction.add(\"tea\") (#"))
         #expect(
             first.hasSuffix(
-                ", todos finished, stats finished). Assert each with receive(_:) before this step, "
+                ", todos succeeded, stats succeeded). Assert each with receive(_:) before this step, "
                     + "or set exhaustivity to .off"
             )
         )
@@ -347,7 +347,7 @@ struct DispatcherTesterIssueTests {
             second.hasPrefix("receive(TodoAction.add(\"jam\")): the next transaction dispatched outside the tester ")
         )
         #expect(second.contains("was TodoAction.add(\"tea\") (#"))
-        #expect(second.hasSuffix(", todos finished), not TodoAction.add(\"jam\")"))
+        #expect(second.hasSuffix(", todos succeeded), not TodoAction.add(\"jam\")"))
         #expect(
             issues.last?.text
                 == "receive(TodoAction.add(\"jam\")): no transaction dispatched outside the tester finished within "

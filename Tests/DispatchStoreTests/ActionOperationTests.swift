@@ -336,7 +336,7 @@ struct TimeoutTests {
             dispatchAndWait(dispatcher, CounterAction.increase, mode: mode, timeout: .milliseconds(50))
         )
         #expect(result.error?.code == .timedOut)
-        // The change the stuck operation made is delivered when the dispatcher gives up on it.
+        // The change the stuck operation made is delivered when the dispatcher abandons it.
         #expect(seen.current == [1])
 
         store.updateState { $0.count = 10 }

@@ -324,7 +324,7 @@ struct ShutdownTests {
         gate.open()
         let report = await shutdown.value
 
-        #expect(report.completed == 3)
+        #expect(report.finished == 3)
         #expect(report.cancelled == 0)
         #expect(report.rejected == 1)
         #expect(report.isIdle && !report.timedOut)
@@ -337,7 +337,7 @@ struct ShutdownTests {
         #expect(log.results.current.map(\.transaction.id).contains(rejection.transaction.id))
     }
 
-    @Test("shutdown(.cancel) cancels the running and the queued transactions; each still completes once")
+    @Test("shutdown(.cancel) cancels the running and the queued transactions; each still finishes once")
     func shutdownCancels() async throws {
         let dispatcher = Dispatcher()
         let reducer = CancellableCounterReducer()
@@ -351,7 +351,7 @@ struct ShutdownTests {
 
         let report = await dispatcher.shutdown(.cancel)
 
-        #expect(report.completed == 3)
+        #expect(report.finished == 3)
         #expect(report.cancelled == 3)
         #expect(report.isIdle)
         #expect(completions.current.count == 3)
@@ -372,14 +372,14 @@ struct ShutdownTests {
 
         #expect(report.timedOut)
         #expect(report.cancelled == 1)
-        #expect(report.completed == 1)
+        #expect(report.finished == 1)
         #expect(report.isIdle)
         #expect(result.current?.wasCancelled == true)
         #expect(report.description.contains("timed out"))
     }
 
     @Test(
-        "shutdown with a timeout completes a transaction whose operation ignores cancellation, once, before it returns",
+        "shutdown with a timeout finishes a transaction whose operation ignores cancellation, once, before it returns",
         arguments: [DispatchMode.async, .serial]
     )
     func shutdownGivesUp(mode: DispatchMode) async throws {
@@ -401,13 +401,13 @@ struct ShutdownTests {
         #expect(report.timedOut)
         #expect(report.abandoned == 1)
         #expect(report.isIdle)
-        #expect(report.description.contains("1 given up"))
+        #expect(report.description.contains("1 abandoned"))
         let ended = results.current
         #expect(ended.count == 2)
-        let givenUp = try #require(ended.first { $0.transaction.targetIdentifier == "stuck" })
-        #expect(givenUp.cancelledStores == ["stuck"])
-        #expect(givenUp.error?.code == .timedOut)
-        #expect(givenUp.error?.message.contains("'stuck'") == true)
+        let abandoned = try #require(ended.first { $0.transaction.targetIdentifier == "stuck" })
+        #expect(abandoned.cancelledStores == ["stuck"])
+        #expect(abandoned.error?.code == .timedOut)
+        #expect(abandoned.error?.message.contains("'stuck'") == true)
 
         // The operation finishing now reaches no completion a second time; its change, made outside
         // any operation the store still counts, reaches the observers.
@@ -433,7 +433,7 @@ struct ShutdownTests {
         let store = makeCounterStore()
         try dispatcher.register(store: store)
         let empty = await dispatcher.shutdown()
-        #expect(empty.completed == 0 && empty.rejected == 0 && empty.isIdle)
+        #expect(empty.finished == 0 && empty.rejected == 0 && empty.isIdle)
 
         let calls = Shared(0)
         let done = Gate()

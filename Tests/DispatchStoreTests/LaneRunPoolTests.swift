@@ -52,8 +52,8 @@ struct LaneRunPoolTests {
         let kept = min(burst, Lane.busySpareLimit)
         fixture.first.open()
         #expect(await fixture.secondStarted.wait())
-        // Once only 'second' is outstanding, the drainer has handed back every run it completed.
-        #expect(await eventually(seconds: 60) { lane.outstandingRuns == 1 })
+        // Once only 'second' is in flight, the drainer has handed back every run it finished.
+        #expect(await eventually(seconds: 60) { lane.inFlightRuns == 1 })
         #expect(lane.runCounts == (spare: kept, created: burst + 2))
 
         // A second burst, queued behind 'second', takes them and creates only the rest.

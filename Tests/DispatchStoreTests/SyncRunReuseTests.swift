@@ -103,8 +103,8 @@ struct SyncRunReuseTests {
         #expect(kept.dropFirst().allSatisfy { $0.storeIdentifiers == ["text"] })
     }
 
-    @Test("a run given up on while its operation ran is not reused: its late finish reaches no later dispatch")
-    func givenUpRunIsNotReused() throws {
+    @Test("a run abandoned while its operation ran is not reused: its late finish reaches no later dispatch")
+    func abandonedRunIsNotReused() throws {
         let dispatcher = Dispatcher()
         let gate = Gate()
         let started = Gate()
@@ -120,7 +120,7 @@ struct SyncRunReuseTests {
                 let outcomes = Shared<[DispatchResult]>([])
                 dispatcher.dispatch(TextAction.append("a"), mode: .sync) { outcomes.append($0) }
                 var runs = [Self.keptRun(level: 0)]
-                // Times out while its operation waits for the gate: the run is given up on.
+                // Times out while its operation waits for the gate: the run abandons it.
                 dispatcher.dispatch(CounterAction.increase, mode: .sync, timeout: .milliseconds(50)) {
                     outcomes.append($0)
                 }
@@ -142,8 +142,8 @@ struct SyncRunReuseTests {
         withExtendedLifetime(subscription) {}
         #expect(started.wait())
         #expect(runs[0] != nil)
-        #expect(runs[1] == nil, "the given-up run is not kept for reuse")
-        // (Once given up on, the run is freed, and a new one may take its address: identities of
+        #expect(runs[1] == nil, "the abandoned run is not kept for reuse")
+        // (Once abandoned, the run is freed, and a new one may take its address: identities of
         // runs that are gone are not compared.)
         #expect(runs[2] != nil && runs[3] == runs[2])
         #expect(outcomes.count == 42)

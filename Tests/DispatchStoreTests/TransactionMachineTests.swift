@@ -20,35 +20,35 @@ private struct Harness: ~Copyable {
 
 @Suite("The transaction state machine")
 struct TransactionMachineTests {
-    @Test("a step that finishes at once: start, then complete, with nothing to report")
+    @Test("a step that finishes at once: start, then finish, with nothing to report")
     func inlineStep() {
         var harness = Harness(count: 1)
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
-        #expect(harness.machine.started(0, ending: .finished, needsDelivery: false) == false)
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
-        #expect(harness.machine.isComplete)
-        #expect(harness.machine.ending(of: 0) == .finished)
+        #expect(harness.machine.started(0, ending: .succeeded, needsDelivery: false) == false)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
+        #expect(harness.machine.isFinished)
+        #expect(harness.machine.ending(of: 0) == .succeeded)
     }
 
-    @Test("a step with changes to deliver is reported, then the transaction completes")
+    @Test("a step with changes to deliver is reported, then the transaction finishes")
     func deliveryIsReported() {
         var harness = Harness(count: 1)
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
-        _ = harness.machine.started(0, ending: .finished, needsDelivery: true)
+        _ = harness.machine.started(0, ending: .succeeded, needsDelivery: true)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
     }
 
     @Test("with middleware every step is reported, delivery or not")
     func middlewareReportsEveryStep() {
         var harness = Harness(count: 2, reportsNeedWork: true)
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
-        _ = harness.machine.started(0, ending: .finished, needsDelivery: false)
+        _ = harness.machine.started(0, ending: .succeeded, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: false))
         #expect(harness.machine.next(waitsFor: nil) == .start(1))
         _ = harness.machine.started(1, ending: .failed, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: nil) == .report(1, announce: false, deliver: false))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
         #expect(harness.machine.ending(of: 1) == .failed)
     }
 
@@ -59,10 +59,10 @@ struct TransactionMachineTests {
         #expect(harness.machine.started(0, ending: nil, needsDelivery: false) == false)
         #expect(harness.machine.next(waitsFor: nil) == .suspend)
         #expect(!harness.machine.isDriving)
-        #expect(harness.machine.finished(0, ending: .finished) == .resume)
+        #expect(harness.machine.finished(0, ending: .succeeded) == .resume)
         #expect(harness.machine.isDriving)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
     }
 
     @Test("a step that finishes on another thread while the run is still driven does not resume it twice")
@@ -70,10 +70,10 @@ struct TransactionMachineTests {
         var harness = Harness(count: 1)
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
         // The operation's finish arrives before the driver recorded how it started.
-        #expect(harness.machine.finished(0, ending: .finished) == .none)
+        #expect(harness.machine.finished(0, ending: .succeeded) == .none)
         #expect(harness.machine.started(0, ending: nil, needsDelivery: false) == false)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
     }
 
     @Test("independent steps start while one runs; a waiting step starts once its dependency is reported")
@@ -84,13 +84,13 @@ struct TransactionMachineTests {
         #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: waitsFor) == .start(1))
-        _ = harness.machine.started(1, ending: .finished, needsDelivery: false)
+        _ = harness.machine.started(1, ending: .succeeded, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: waitsFor) == .suspend)
-        #expect(harness.machine.finished(0, ending: .finished) == .resume)
+        #expect(harness.machine.finished(0, ending: .succeeded) == .resume)
         #expect(harness.machine.next(waitsFor: waitsFor) == .report(0, announce: false, deliver: true))
         #expect(harness.machine.next(waitsFor: waitsFor) == .start(2))
-        _ = harness.machine.started(2, ending: .finished, needsDelivery: false)
-        #expect(harness.machine.next(waitsFor: waitsFor) == .complete)
+        _ = harness.machine.started(2, ending: .succeeded, needsDelivery: false)
+        #expect(harness.machine.next(waitsFor: waitsFor) == .finish)
     }
 
     @Test("a step whose dependency failed or was cancelled is skipped, and announced when reported")
@@ -101,7 +101,7 @@ struct TransactionMachineTests {
             #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
             _ = harness.machine.started(0, ending: ending, needsDelivery: false)
             #expect(harness.machine.next(waitsFor: waitsFor) == .report(1, announce: true, deliver: false))
-            #expect(harness.machine.next(waitsFor: waitsFor) == .complete)
+            #expect(harness.machine.next(waitsFor: waitsFor) == .finish)
             #expect(harness.machine.ending(of: 1) == .cancelled)
         }
     }
@@ -111,7 +111,7 @@ struct TransactionMachineTests {
         var harness = Harness(count: 2, cancelled: true)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: true, deliver: false))
         #expect(harness.machine.next(waitsFor: nil) == .report(1, announce: true, deliver: false))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
         #expect(harness.machine.ending(of: 0) == .cancelled)
     }
 
@@ -126,7 +126,7 @@ struct TransactionMachineTests {
         #expect(harness.machine.next(waitsFor: nil) == .suspend)
         #expect(harness.machine.finished(0, ending: .cancelled) == .resume)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
     }
 
     @Test("cancelling while a step starts: starting then says to cancel its operation")
@@ -144,30 +144,32 @@ struct TransactionMachineTests {
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: nil) == .suspend)
-        #expect(harness.machine.finished(0, ending: .finished) == .resume)
+        #expect(harness.machine.finished(0, ending: .succeeded) == .resume)
         #expect(harness.machine.cancel() == [])
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
-        #expect(harness.machine.ending(of: 0) == .finished)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
+        #expect(harness.machine.ending(of: 0) == .succeeded)
     }
 
-    @Test("a timeout against a running step gives up on it; its later finish is late, reported nowhere")
+    @Test("a timeout against a running step abandons it; its later finish is late, reported nowhere")
     func timeoutThenFinish() {
         var harness = Harness(count: 2)
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: nil) == .start(1))
-        _ = harness.machine.started(1, ending: .finished, needsDelivery: false)
+        _ = harness.machine.started(1, ending: .succeeded, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: nil) == .suspend)
-        let given = harness.machine.giveUp(.timeout)
-        #expect(given?.steps == [0])
-        #expect(given?.resume == true)
-        #expect(harness.machine.giveUp(.timeout) == nil, "a second give-up has no effect")
+        let abandoned = harness.machine.abandon(.timeout)
+        #expect(abandoned?.steps == [0])
+        #expect(abandoned?.resume == true)
+        #expect(harness.machine.abandon(.timeout) == nil, "a second abandon has no effect")
+        #expect(harness.machine.isCancelled, "an abandoned transaction counts as cancelled")
+        #expect(harness.machine.cancel() == nil, "so a later cancel has no effect")
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
-        #expect(harness.machine.givenUpSteps == [0])
-        #expect(harness.machine.giveUpReason == .timeout)
-        #expect(harness.machine.finished(0, ending: .finished) == .late)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
+        #expect(harness.machine.abandonedSteps == [0])
+        #expect(harness.machine.abandonReason == .timeout)
+        #expect(harness.machine.finished(0, ending: .succeeded) == .late)
         #expect(harness.machine.ending(of: 0) == .cancelled)
     }
 
@@ -177,13 +179,13 @@ struct TransactionMachineTests {
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: nil) == .suspend)
-        #expect(harness.machine.finished(0, ending: .finished) == .resume)
-        let given = harness.machine.giveUp(.timeout)
-        #expect(given?.steps == [])
-        #expect(given?.resume == false, "the run is driven again already")
+        #expect(harness.machine.finished(0, ending: .succeeded) == .resume)
+        let abandoned = harness.machine.abandon(.timeout)
+        #expect(abandoned?.steps == [])
+        #expect(abandoned?.resume == false, "the run is driven again already")
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: true))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
-        #expect(harness.machine.ending(of: 0) == .finished)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
+        #expect(harness.machine.ending(of: 0) == .succeeded)
     }
 
     @Test("a shutdown against a queued run: the lane cancels it before it starts, every step is skipped")
@@ -194,28 +196,28 @@ struct TransactionMachineTests {
         #expect(harness.machine.cancel() == [], "nothing is running")
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: true, deliver: false))
         #expect(harness.machine.next(waitsFor: nil) == .report(1, announce: true, deliver: false))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
         #expect(harness.machine.ending(of: 0) == .cancelled)
         #expect(harness.machine.ending(of: 1) == .cancelled)
-        #expect(harness.machine.giveUpReason == nil, "a cancelled run is not given up on")
+        #expect(harness.machine.abandonReason == nil, "a cancelled run is not abandoned")
     }
 
-    @Test("a shutdown's deadline against a suspended run: it gives up on the running step, skips the rest")
+    @Test("a shutdown's deadline against a suspended run: it abandons the running step, skips the rest")
     func shutdownSuspended() {
         var harness = Harness(count: 2)
         let waitsFor: [[Int]] = [[], [0]]
         #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: waitsFor) == .suspend)
-        let given = harness.machine.giveUp(.shutdown)
-        #expect(given?.steps == [0])
-        #expect(given?.resume == true, "the suspended run is driven again, to complete")
+        let abandoned = harness.machine.abandon(.shutdown)
+        #expect(abandoned?.steps == [0])
+        #expect(abandoned?.resume == true, "the suspended run is driven again, to finish")
         #expect(harness.machine.next(waitsFor: waitsFor) == .report(0, announce: false, deliver: true))
         #expect(harness.machine.next(waitsFor: waitsFor) == .report(1, announce: true, deliver: false))
-        #expect(harness.machine.next(waitsFor: waitsFor) == .complete)
-        #expect(harness.machine.givenUpSteps == [0])
-        #expect(harness.machine.giveUpReason == .shutdown)
-        #expect(harness.machine.finished(0, ending: .finished) == .late)
+        #expect(harness.machine.next(waitsFor: waitsFor) == .finish)
+        #expect(harness.machine.abandonedSteps == [0])
+        #expect(harness.machine.abandonReason == .shutdown)
+        #expect(harness.machine.finished(0, ending: .succeeded) == .late)
         #expect(harness.machine.ending(of: 1) == .cancelled)
     }
 
@@ -224,23 +226,23 @@ struct TransactionMachineTests {
         var harness = Harness(count: 1, reportsNeedWork: true)
         #expect(harness.machine.next(waitsFor: nil) == .start(0))
         _ = harness.machine.cancel()
-        #expect(harness.machine.isStopped)
+        #expect(harness.machine.isCancelled)
         harness.machine.skipStarting(0)
         #expect(harness.machine.next(waitsFor: nil) == .report(0, announce: false, deliver: false))
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
         #expect(harness.machine.ending(of: 0) == .cancelled)
     }
 
-    @Test("after completing, cancel and give-up have no effect")
-    func completeOnce() {
+    @Test("after finishing, cancel and abandon have no effect")
+    func finishOnce() {
         var harness = Harness(count: 0)
-        #expect(harness.machine.next(waitsFor: nil) == .complete)
+        #expect(harness.machine.next(waitsFor: nil) == .finish)
         #expect(harness.machine.cancel() == nil)
-        #expect(harness.machine.giveUp(.shutdown) == nil)
+        #expect(harness.machine.abandon(.shutdown) == nil)
     }
 
-    @Test("driving a completed transaction stops the program with a message")
-    func drivingAfterCompletionTraps() async {
+    @Test("driving a finished transaction stops the program with a message")
+    func drivingAfterFinishTraps() async {
         await #expect(processExitsWith: .failure) {
             let steps = UnsafeMutablePointer<TransactionMachine.Step>.allocate(capacity: 1)
             var machine = TransactionMachine(steps: steps, count: 0, reportsNeedWork: false, cancelled: false)

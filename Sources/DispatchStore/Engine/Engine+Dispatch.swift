@@ -100,7 +100,7 @@ extension Engine {
         // The registry is read in place: a tuple returned from a closure would copy the middleware (S1).
         state.lock()
         let engine = state.valuePointer
-        if _slowPath(engine.pointee.isClosed) {
+        if _slowPath(engine.pointee.isShutDown) {
             engine.pointee.rejectedCount += 1
             let middleware = engine.pointee.registry.middleware
             state.unlock()
@@ -217,7 +217,7 @@ extension Engine {
             let run = TransactionRun.make(lane: mainLane)
             run.configure(transaction: consume transaction, route: consume route, configuration: consume configuration)
             mainLane.adopt()
-            if run.drive(suspendedRuns: suspendedRuns) == .completed { mainLane.adoptedRunCompleted() }
+            if run.drive(suspendedRuns: suspendedRuns) == .finished { mainLane.adoptedRunFinished() }
             return Dispatched(id: id, run: run)
         case .sync:
             // Awaited (`perform`): the run may outlive this frame; it reads the action from the transaction.

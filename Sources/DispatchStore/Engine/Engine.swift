@@ -1,7 +1,7 @@
 import Foundation
 
 /// The machinery under a ``Dispatcher``: its stores and middleware, the lanes that run queued
-/// transactions, the runs waiting for an operation, and whether it is idle or shut down.
+/// transactions, the runs suspended for an operation, and whether it is idle or shut down.
 ///
 /// Nothing here calls back into the dispatcher; it is only passed to the middleware hooks that take it.
 @usableFromInline
@@ -10,7 +10,7 @@ final class Engine: Sendable {
     struct State {
         var registry = Registry()
         /// Set when a shutdown begins: from then on every dispatch and registration is rejected.
-        var isClosed = false
+        var isShutDown = false
         var rejectedCount = 0
     }
 
@@ -40,7 +40,7 @@ final class Engine: Sendable {
     /// ``DispatchError`` for a duplicate identifier, a `waitsFor` cycle or a shutdown.
     func register(_ store: any StoreEntry) throws -> [any Middleware] {
         let (middleware, retired) = try state.withLockedValue { state in
-            if state.isClosed { throw DispatchError.registeredAfterShutdown(store.identifier) }
+            if state.isShutDown { throw DispatchError.registeredAfterShutdown(store.identifier) }
             try state.registry.add(store)
             return (state.registry.middleware, state.registry.takeRetiredShortcuts())
         }
@@ -111,12 +111,12 @@ final class Engine: Sendable {
     }
 
     /// Whether a shutdown began: the engine takes no new actions.
-    var isClosed: Bool { state.withLockedValue { $0.isClosed } }
+    var isShutDown: Bool { state.withLockedValue { $0.isShutDown } }
 
-    /// Closes the engine to new actions and registrations (idempotent), and returns the lanes' counts.
-    func close() -> (completed: Int, cancelled: Int) {
+    /// Begins the shutdown: no new actions or registrations from now on (idempotent); returns the lanes' counts.
+    func shutDown() -> (finished: Int, cancelled: Int) {
         let (counts, retired) = state.withLockedValue { state in
-            state.isClosed = true
+            state.isShutDown = true
             state.registry.dropRoutes()
             return (laneCounts, state.registry.takeRetiredShortcuts())
         }
@@ -124,26 +124,26 @@ final class Engine: Sendable {
         return counts
     }
 
-    /// The lanes' run counts added up: completed, and cancelled by a shutdown.
-    var laneCounts: (completed: Int, cancelled: Int) {
+    /// The lanes' run counts added up: finished, and cancelled by a shutdown.
+    var laneCounts: (finished: Int, cancelled: Int) {
         lanes.reduce((0, 0)) { total, lane in
             let counts = lane.counts
-            return (total.0 + counts.completed, total.1 + counts.cancelled)
+            return (total.0 + counts.finished, total.1 + counts.cancelled)
         }
     }
 
-    /// How many dispatches were rejected since the engine closed.
+    /// How many dispatches were rejected since the shutdown began.
     var rejectedDispatches: Int { state.withLockedValue { $0.rejectedCount } }
 
-    /// Cancels every queued or waiting run, and every one queued later, and returns how many waiting runs
+    /// Cancels every queued or suspended run, and every one queued later, and returns how many suspended runs
     /// it cancelled (queued ones count as their lanes take them).
     func cancelInFlight() -> Int {
         for lane in lanes { lane.cancelQueuedRuns() }
         return suspendedRuns.cancelAll()
     }
 
-    /// Gives up on every run waiting for an operation, now or later, and returns how many it gave up on.
-    func giveUpInFlight() -> Int { suspendedRuns.giveUpAll() }
+    /// Abandons every run suspended for an operation, now or later, and returns how many it abandoned.
+    func abandonInFlight() -> Int { suspendedRuns.abandonAll() }
 }
 
 private let transactionIDBlocks = LockedBox<UInt64>(0)

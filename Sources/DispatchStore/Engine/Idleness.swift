@@ -27,12 +27,12 @@ final class Idleness: Sendable {
 
     private let state = LockedBox(State())
 
-    /// A lane got its first outstanding run.
+    /// A lane got its first run in flight.
     func laneBecameBusy() {
         state.withLockedValue { $0.busyLanes += 1 }
     }
 
-    /// A lane completed its last outstanding run: wakes the waiters if no lane is busy any more.
+    /// A lane finished its last run in flight: wakes the waiters if no lane is busy any more.
     func laneBecameIdle() {
         let waiters = state.withLockedValue { state in
             state.busyLanes -= 1

@@ -6,7 +6,7 @@ import Foundation
 /// costs microseconds). A slot is an `OperationQueue` over its own serial queue, which gets a thread
 /// even when libdispatch's pool is blocked. The serial lane has one slot and stops while a run is
 /// suspended (strict FIFO); the concurrent lane has one per processor; the main lane uses the main
-/// queue. A lane keeps itself alive while it has outstanding runs, so queued work always ends.
+/// queue. A lane keeps itself alive while it has runs in flight, so queued work always ends.
 final class Lane: @unchecked Sendable {
     // @unchecked: the mutable state is in `state`, behind its lock; the rest is immutable.
     enum Kind {
@@ -23,15 +23,15 @@ final class Lane: @unchecked Sendable {
         /// Set when a serial run was resumed before its drainer let go of it.
         var resumedWhileDriving = false
         /// Runs queued, running or suspended.
-        var outstanding = 0
+        var inFlight = 0
         /// Set by a cancelling shutdown: runs taken from the queue from then on are cancelled first.
         var cancelsRuns = false
-        var completedRuns = 0
+        var finishedRuns = 0
         var cancelledRuns = 0
-        /// Completed runs kept for reuse: bursts reuse the runs of the batches before (S4, S5).
+        /// Finished runs kept for reuse: bursts reuse the runs of the batches before (S4, S5).
         var spareRuns: [TransactionRun] = []
         var createdRuns = 0
-        /// The lane itself while it has outstanding runs.
+        /// The lane itself while it has runs in flight.
         var keepAlive: Lane?
     }
 
@@ -128,18 +128,18 @@ final class Lane: @unchecked Sendable {
     /// Counts a run that the caller drives itself (a `.mainThread` dispatch made on the main queue).
     func adopt() { state.withLockedValue { countStartedLocked(&$0) } }
 
-    /// Counts one more outstanding run; the first makes the lane busy.
+    /// Counts one more run in flight; the first makes the lane busy.
     private func countStartedLocked(_ state: inout State) {
-        if state.outstanding == 0 {
+        if state.inFlight == 0 {
             state.keepAlive = self
             idleness.laneBecameBusy()
         }
-        state.outstanding += 1
+        state.inFlight += 1
     }
 
-    /// Ends a run counted by `adopt()` that completed at once.
-    func adoptedRunCompleted() {
-        let released = state.withLockedValue { completeLocked(&$0, count: 1) }
+    /// Ends a run counted by `adopt()` that finished at once.
+    func adoptedRunFinished() {
+        let released = state.withLockedValue { finishLocked(&$0, count: 1) }
         withExtendedLifetime(released) {}
     }
 
@@ -160,12 +160,12 @@ final class Lane: @unchecked Sendable {
         if let slot { scheduleDrainer(slot) }
     }
 
-    /// How many runs completed, and how many of them were cancelled by ``cancelQueuedRuns()``.
-    var counts: (completed: Int, cancelled: Int) { state.withLockedValue { ($0.completedRuns, $0.cancelledRuns) } }
+    /// How many runs finished, and how many of them were cancelled by ``cancelQueuedRuns()``.
+    var counts: (finished: Int, cancelled: Int) { state.withLockedValue { ($0.finishedRuns, $0.cancelledRuns) } }
     /// How many spare runs wait for reuse, and how many runs the lane created.
     var runCounts: (spare: Int, created: Int) { state.withLockedValue { ($0.spareRuns.count, $0.createdRuns) } }
     /// How many runs are queued, running or suspended.
-    var outstandingRuns: Int { state.withLockedValue { $0.outstanding } }
+    var inFlightRuns: Int { state.withLockedValue { $0.inFlight } }
     /// Cancels every run taken from the queue from now on (a cancelling shutdown).
     func cancelQueuedRuns() { state.withLockedValue { $0.cancelsRuns = true } }
 
@@ -179,7 +179,7 @@ final class Lane: @unchecked Sendable {
             }
             guard let run = next else { return }
             cancelled = cancelling && run.requestCancel() ? 1 : 0
-            if run.drive(suspendedRuns: suspendedRuns) == .completed { adoptedRunCompleted() }
+            if run.drive(suspendedRuns: suspendedRuns) == .finished { adoptedRunFinished() }
         }
     }
 
@@ -198,9 +198,9 @@ final class Lane: @unchecked Sendable {
         case stop
     }
 
-    /// The runs a drainer completed since its last look, handed back to the lane.
+    /// The runs a drainer finished since its last look, handed back to the lane.
     private struct Done {
-        var completed = 0
+        var finished = 0
         var cancelled = 0
         var reusable: [TransactionRun] = []
     }
@@ -217,7 +217,7 @@ final class Lane: @unchecked Sendable {
             }
             done.reusable.removeAll(keepingCapacity: true)
             if case .freeSpares = action { continue }
-            done.completed = 0
+            done.finished = 0
             done.cancelled = 0
             withExtendedLifetime(released) {}
             guard case .drive(let count, let cancelling) = action else {
@@ -231,7 +231,7 @@ final class Lane: @unchecked Sendable {
                 let alone = isKnownUniquelyReferenced(&run)
                 let rest = (start: batch + position + 1, count: count - position - 1)
                 if drive(run, alone: alone, slot: slot, remaining: rest.start, remainingCount: rest.count) {
-                    done.completed += 1
+                    done.finished += 1
                     if isKnownUniquelyReferenced(&run) && run.clearForReuse() != nil {
                         done.reusable.append(consume run)  // Moved: no retain and release (S4).
                     }
@@ -240,7 +240,7 @@ final class Lane: @unchecked Sendable {
                     let released = state.withLockedValue { state in
                         keepSparesLocked(done.reusable, in: &state)
                         state.cancelledRuns += done.cancelled
-                        return completeLocked(&state, count: done.completed)
+                        return finishLocked(&state, count: done.finished)
                     }
                     withExtendedLifetime(released) {}
                     return
@@ -249,7 +249,7 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Takes what the drainer of `slot` completed and decides what it does next (call locked); `released`
+    /// Takes what the drainer of `slot` finished and decides what it does next (call locked); `released`
     /// gets the lane's reference to itself when it became idle, to drop after unlocking.
     private func nextDrainAction(
         slot: Int,
@@ -259,12 +259,12 @@ final class Lane: @unchecked Sendable {
         in state: inout State
     ) -> DrainAction {
         keepSparesLocked(done.reusable, in: &state)
-        if done.completed > 0 && done.completed == state.outstanding && state.spareRuns.count > Lane.idleSpareLimit {
+        if done.finished > 0 && done.finished == state.inFlight && state.spareRuns.count > Lane.idleSpareLimit {
             let surplus = Array(state.spareRuns[Lane.idleSpareLimit...])
             state.spareRuns.removeSubrange(Lane.idleSpareLimit...)
             return .freeSpares(surplus)
         }
-        released = completeLocked(&state, count: done.completed)
+        released = finishLocked(&state, count: done.finished)
         state.cancelledRuns += done.cancelled
         if kind == .main && driven >= Lane.mainBatchLimit && !state.queue.isEmpty { return .yield }
         // Several runs per lock; concurrent drainers share what is queued.
@@ -278,7 +278,7 @@ final class Lane: @unchecked Sendable {
         return .drive(count: count, cancelling: state.cancelsRuns)
     }
 
-    /// Drives `run` (held alone if `alone`) until it completes (`true`) or suspends, which on the serial
+    /// Drives `run` (held alone if `alone`) until it finishes (`true`) or suspends, which on the serial
     /// lane blocks the lane, unless resumed already, and puts the rest of the batch back in front (FIFO).
     private func drive(
         _ run: TransactionRun,
@@ -291,7 +291,7 @@ final class Lane: @unchecked Sendable {
         // Only the first drive may start alone: a resumed run was reachable from a finish hook.
         var alone = alone
         while true {
-            if run.drive(suspendedRuns: suspendedRuns, context: context, alone: alone) == .completed { return true }
+            if run.drive(suspendedRuns: suspendedRuns, context: context, alone: alone) == .finished { return true }
             alone = false
             guard kind == .serial else { return false }
             let resumed = state.withLockedValue { state in
@@ -308,7 +308,7 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Keeps as many completed `runs` as the limit allows (for the main lane, the idle one: the main
+    /// Keeps as many finished `runs` as the limit allows (for the main lane, the idle one: the main
     /// thread should not free a burst's runs at once, S6); the caller frees the rest.
     private func keepSparesLocked(_ runs: [TransactionRun], in state: inout State) {
         let limit = kind == .main ? Lane.idleSpareLimit : Lane.busySpareLimit
@@ -316,13 +316,13 @@ final class Lane: @unchecked Sendable {
         if room > 0 { state.spareRuns.append(contentsOf: runs.prefix(room)) }
     }
 
-    /// Counts `count` runs as done, and returns the lane's reference to itself once none is outstanding,
+    /// Counts `count` runs as done, and returns the lane's reference to itself once none is in flight,
     /// to drop after unlocking.
-    private func completeLocked(_ state: inout State, count: Int) -> Lane? {
+    private func finishLocked(_ state: inout State, count: Int) -> Lane? {
         guard count > 0 else { return nil }
-        state.outstanding -= count
-        state.completedRuns += count
-        guard state.outstanding == 0 else { return nil }
+        state.inFlight -= count
+        state.finishedRuns += count
+        guard state.inFlight == 0 else { return nil }
         idleness.laneBecameIdle()
         defer { state.keepAlive = nil }
         return state.keepAlive

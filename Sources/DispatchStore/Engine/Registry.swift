@@ -86,7 +86,7 @@ struct Registry {
             throw DispatchError.dependencyCycle(cycle)
         }
         let slot = slots.count
-        slots.append(Registration(store: store, route: Route(stores: [store], dependencies: [[]])))
+        slots.append(Registration(store: store, route: Route(stores: [store], waitsFor: [[]])))
         slotByIdentifier[store.identifier] = slot
         routesByType[ObjectIdentifier(store.actionType), default: TypeRoute()].members.insert(slot)
         changed(store, by: 1)
@@ -122,7 +122,7 @@ struct Registry {
         storeList = nil
         lockOrderList = nil
         if !store.waitsFor.isEmpty || waitedFor[store.identifier] != nil {
-            // Another type's route may go through this store's dependencies.
+            // Another type's route may go through the stores this one waits for, or that wait for it.
             for type in Array(routesByType.keys) { dropRoute(of: type) }
         } else {
             dropRoute(of: ObjectIdentifier(store.actionType))
@@ -194,7 +194,7 @@ struct Registry {
     private func makeRoute(members: [Int]) -> Route {
         let stores = members.compactMap { slots[$0]?.store }
         guard waitingStores > 0 else {
-            return Route(stores: stores, dependencies: Array(repeating: [], count: stores.count), shortcut: true)
+            return Route(stores: stores, waitsFor: Array(repeating: [], count: stores.count), shortcut: true)
         }
         let position = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.identifier, $0) })
         // waits[i]: the positions member i waits for, transitively through registered stores.
@@ -217,7 +217,7 @@ struct Registry {
         let placed = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         return Route(
             stores: order.map { stores[$0] },
-            dependencies: order.map { member in waits[member].compactMap { placed[$0] }.sorted() },
+            waitsFor: order.map { member in waits[member].compactMap { placed[$0] }.sorted() },
             shortcut: true
         )
     }

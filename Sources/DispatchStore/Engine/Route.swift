@@ -6,10 +6,10 @@ final class Route: Sendable {
     /// The stores, ordered so that every store comes after the ones it waits for.
     let stores: [any StoreEntry]
     /// For each store, the indices of the stores it waits for, directly or through others.
-    let dependencies: [[Int]]
+    let waitsFor: [[Int]]
     let storeIdentifiers: [String]
     /// Whether some store waits for another.
-    let hasDependencies: Bool
+    let someStoreWaits: Bool
     /// The first store, held directly: a single-store dispatch borrows it from here.
     let first: any StoreEntry
     /// How many stores the route reaches (at least one).
@@ -22,15 +22,15 @@ final class Route: Sendable {
 
     /// A route over `stores` (at least one), each after the ones it waits for; with a shortcut when
     /// `shortcut` is set and it reaches one store.
-    init(stores: [any StoreEntry], dependencies: [[Int]], shortcut: Bool = false) {
+    init(stores: [any StoreEntry], waitsFor: [[Int]], shortcut: Bool = false) {
         precondition(!stores.isEmpty, "DispatchStore: a route reaches at least one store")
         self.first = stores[0]
         self.count = stores.count
         self.actionType = ObjectIdentifier(stores[0].actionType)
         self.stores = stores
-        self.dependencies = dependencies
+        self.waitsFor = waitsFor
         self.storeIdentifiers = stores.map(\.identifier)
-        self.hasDependencies = dependencies.contains { !$0.isEmpty }
+        self.someStoreWaits = waitsFor.contains { !$0.isEmpty }
         self.shortcut = shortcut && stores.count == 1 ? stores[0].makeShortcut() : nil
     }
 

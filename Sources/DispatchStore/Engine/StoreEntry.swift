@@ -10,10 +10,12 @@ typealias StepFinishHook = @Sendable (StoreOutcome.Status, UInt64) -> Void
 protocol StoreEntry: AnyStore {
     var lockRank: UInt64 { get }
     var stateLock: LockedBox<StoreBookkeeping> { get }
-    var stateWhileLocked: any StateType { get }
+    var stateLocked: any StateType { get }
     var sequenceNumber: UInt64 { get }
-    var sequenceNumberWhileLocked: UInt64 { get }
-    func replaceStateWhileLocked(_ state: any StateType) -> Bool?
+    var sequenceNumberLocked: UInt64 { get }
+    func replaceStateLocked(_ state: any StateType) -> Bool?
+    /// Why the store refuses outside changes, for a caller already holding the store's lock.
+    var outsideChangeRefusalLocked: String? { get }
     func deliverPendingChanges()
     func deliverPendingChangesIfFree()
     func claim(for dispatcher: ObjectIdentifier) -> StoreClaim
@@ -27,7 +29,7 @@ protocol StoreEntry: AnyStore {
     func isHeld(context: ThreadContext) -> Bool
     /// A shortcut to this store, for a route that reaches it alone (``RouteShortcut``).
     func makeShortcut() -> RouteShortcut
-    /// Stops counting `operation`, which a run gave up on, as in flight: its late finish commits nothing.
+    /// Stops counting `operation`, which a run abandoned, as in flight: its late finish commits nothing.
     func abandon(_ operation: Operation)
 
     /// Asks the reducer for the operation of the action at `action` and starts it on this thread.
@@ -59,8 +61,8 @@ extension TransactionRun {
         let needsDelivery: Bool
 
         /// A step reduced inline.
-        static func finished(needsDelivery: Bool) -> StepStart {
-            StepStart(operation: nil, ending: .finished, error: nil, needsDelivery: needsDelivery)
+        static func reduced(needsDelivery: Bool) -> StepStart {
+            StepStart(operation: nil, ending: .succeeded, error: nil, needsDelivery: needsDelivery)
         }
 
         /// A step whose inline reduction failed.
@@ -69,15 +71,8 @@ extension TransactionRun {
         }
 
         /// A step whose operation finished before starting it returned.
-        static func ended(_ operation: Operation, _ status: StoreOutcome.Status, needsDelivery: Bool) -> StepStart {
-            switch status {
-            case .finished:
-                StepStart(operation: operation, ending: .finished, error: nil, needsDelivery: needsDelivery)
-            case .cancelled:
-                StepStart(operation: operation, ending: .cancelled, error: nil, needsDelivery: needsDelivery)
-            case .failed(let error):
-                StepStart(operation: operation, ending: .failed, error: error, needsDelivery: needsDelivery)
-            }
+        static func finished(_ operation: Operation, _ status: StoreOutcome.Status, needsDelivery: Bool) -> StepStart {
+            StepStart(operation: operation, ending: status.ending, error: status.error, needsDelivery: needsDelivery)
         }
 
         /// A step whose operation runs on: the finish hook will tell how it ends.

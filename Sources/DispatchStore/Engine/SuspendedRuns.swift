@@ -1,10 +1,11 @@
-/// The runs that wait for an operation, so that a shutdown can cancel or give up on them (and on later ones).
+/// The runs suspended until an operation finishes, so that a shutdown can cancel or abandon them
+/// (and later ones).
 final class SuspendedRuns: Sendable {
-    /// What the shutdown does to waiting runs.
+    /// What the shutdown does to suspended runs.
     enum Policy {
         case none
         case cancel
-        case giveUp
+        case abandon
     }
 
     private struct State {
@@ -14,7 +15,7 @@ final class SuspendedRuns: Sendable {
 
     private let state = LockedBox(State())
 
-    /// Adds a run that waits for an operation, and returns the shutdown's policy, to apply to it now.
+    /// Adds a run suspended for an operation, and returns the shutdown's policy, to apply to it now.
     func add(_ run: TransactionRun) -> Policy {
         state.withLockedValue { state in
             state.runs[ObjectIdentifier(run)] = TransactionRun.Reference(run: run)
@@ -25,7 +26,7 @@ final class SuspendedRuns: Sendable {
     /// Removes a run that completed.
     func remove(_ run: TransactionRun) { state.withLockedValue { $0.runs[ObjectIdentifier(run)] = nil } }
 
-    /// Cancels every waiting run, and every run that starts waiting from now on; returns how many it cancelled.
+    /// Cancels every suspended run, and every run that suspends from now on; returns how many it cancelled.
     func cancelAll() -> Int {
         let runs = state.withLockedValue { state in
             if state.policy == .none { state.policy = .cancel }
@@ -34,13 +35,13 @@ final class SuspendedRuns: Sendable {
         return runs.reduce(0) { count, reference in reference.run.requestCancel() ? count + 1 : count }
     }
 
-    /// Gives up on every waiting run, and every run that starts waiting from now on (each completes now,
-    /// its stores still running reported cancelled); returns how many it gave up on.
-    func giveUpAll() -> Int {
+    /// Abandons every suspended run, and every run that suspends from now on (each finishes now,
+    /// its stores still running reported cancelled); returns how many it abandoned.
+    func abandonAll() -> Int {
         let runs = state.withLockedValue { state in
-            state.policy = .giveUp
+            state.policy = .abandon
             return Array(state.runs.values)
         }
-        return runs.reduce(0) { count, reference in reference.run.giveUp(.shutdown) ? count + 1 : count }
+        return runs.reduce(0) { count, reference in reference.run.abandon(.shutdown) ? count + 1 : count }
     }
 }

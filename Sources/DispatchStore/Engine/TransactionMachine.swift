@@ -1,10 +1,10 @@
 /// The state machine of one transaction: which step to start, report or skip next, when the run
-/// must wait, and when the transaction is complete.
+/// must suspend, and when the transaction is finished.
 ///
 /// A plain value without locks or threads, like swift-async-algorithms' `MergeStateMachine`: its
 /// run feeds it events and carries out what `next(waitsFor:)` returns, outside any lock. A step goes
 /// `waiting → running → finished → reported`; it starts once the steps it waits for are reported,
-/// and is skipped when one of them did not finish or the transaction was stopped. The steps, a byte
+/// and is skipped when one of them did not succeed or the transaction was cancelled. The steps, a byte
 /// each, live in the run's storage: the machine copies and destroys for free (S1, S7).
 struct TransactionMachine {
     /// Where one store's step stands.
@@ -15,9 +15,10 @@ struct TransactionMachine {
         case reported = 3
     }
 
-    /// How a step ended.
+    /// How a step ended, in two bits: a ``StoreOutcome/Status`` without the error of a failed
+    /// step, which the run keeps (see `StoreOutcome.Status.init(_:error:)`).
     enum Ending: UInt8 {
-        case finished = 0
+        case succeeded = 0
         case cancelled = 1
         case failed = 2
         /// Not an ending: makes every two-bit value an `Ending`.
@@ -31,19 +32,19 @@ struct TransactionMachine {
         /// Step `index` ended: announce it if skipped, deliver its changes, report it to the middleware.
         case report(Int, announce: Bool, deliver: Bool)
         /// Every step is reported: the middleware's `didFinish`, then the completion. Returned once.
-        case complete
+        case finish
         /// Nothing can go on until a running step finishes: the run lets go until then.
         case suspend
     }
 
-    /// Why a transaction gave up on its running steps: its deadline or a shutdown's passed.
-    enum GiveUpReason: Equatable {
+    /// Why a transaction abandoned its running steps: its deadline or a shutdown's passed.
+    enum AbandonReason: Equatable {
         case timeout
         case shutdown
     }
 
     /// What the caller of ``finished(_:ending:)`` does next: nothing (the driver will see the step),
-    /// drive the run again (it was waiting), or only deliver the late changes of a step given up on.
+    /// drive the run again (it was suspended), or only deliver the late changes of an abandoned step.
     enum Resumption: Equatable {
         case none
         case resume
@@ -57,11 +58,13 @@ struct TransactionMachine {
     private var firstUnreported = 0
     /// Whether reporting a step is work even without changes to deliver (middleware).
     private let reportsNeedWork: Bool
+    /// Whether steps that have not started are skipped: the transaction was cancelled, or it
+    /// abandoned its running steps (``abandonReason``).
     private(set) var isCancelled: Bool
-    private(set) var giveUpReason: GiveUpReason?
+    private(set) var abandonReason: AbandonReason?
     /// Whether a thread drives the run; only one does at a time.
     private(set) var isDriving = true
-    private(set) var isComplete = false
+    private(set) var isFinished = false
 
     /// A machine for a new transaction whose `count` steps, in `steps`, are set to waiting here.
     @inline(__always)
@@ -90,19 +93,17 @@ struct TransactionMachine {
         preconditionFailure("DispatchStore: a transaction \(what)\(detail)")
     }
 
-    /// Whether steps that have not started must be skipped: the transaction was cancelled or given up on.
-    var isStopped: Bool { isCancelled || giveUpReason != nil }
     /// How step `index` ended; read once it has.
     func ending(of index: Int) -> Ending { steps[index].ending }
-    /// The steps the transaction gave up on, in order.
-    var givenUpSteps: [Int] { (0..<count).filter { steps[$0].wasGivenUp } }
+    /// The steps the transaction abandoned, in order.
+    var abandonedSteps: [Int] { (0..<count).filter { steps[$0].wasAbandoned } }
 
     /// What the driving run does next: the first step in order that finished is reported, or that can
     /// start is started (or skipped); `.suspend` when only running steps remain; `waitsFor` has, for
     /// each step, the (lower) indices of the steps it waits for, or is `nil` when none waits.
     @inline(__always)
     mutating func next(waitsFor: [[Int]]?) -> Next {
-        if !isDriving || isComplete { Self.invalid("was driven after it completed or while another thread drove it") }
+        if !isDriving || isFinished { Self.invalid("was driven after it finished or while another thread drove it") }
         var pending = false
         var index = firstUnreported
         while index < count {
@@ -140,8 +141,8 @@ struct TransactionMachine {
             isDriving = false
             return .suspend
         }
-        isComplete = true
-        return .complete
+        isFinished = true
+        return .finish
     }
 
     private enum Readiness {
@@ -152,14 +153,14 @@ struct TransactionMachine {
 
     @inline(__always)
     private func readiness(of index: Int, waitsFor: [[Int]]?) -> Readiness {
-        if isStopped { return .skip }
+        if isCancelled { return .skip }
         guard let waitsFor else { return .ready }
         var ready = Readiness.ready
         for dependency in waitsFor[index] {
             let step = steps[dependency]
             switch step.phase {
             case .reported:
-                if step.ending != .finished { return .skip }
+                if step.ending != .succeeded { return .skip }
             case .waiting, .running, .finished:
                 ready = .blocked
             }
@@ -167,7 +168,7 @@ struct TransactionMachine {
         return ready
     }
 
-    /// Skips step `index` instead of starting it: a middleware's `willDispatch` stopped the transaction.
+    /// Skips step `index` instead of starting it: a middleware's `willDispatch` cancelled the transaction.
     mutating func skipStarting(_ index: Int) {
         var step = steps[index]
         if step.phase != .running { Self.invalid("skipped a step that is not starting", step: index, step.phase) }
@@ -177,7 +178,7 @@ struct TransactionMachine {
     }
 
     /// Step `index`'s operation started: it ended already (`ending`) or runs on (`nil`, ``finished(_:ending:)``
-    /// follows); returns whether to cancel it now because the transaction was stopped meanwhile.
+    /// follows); returns whether to cancel it now because the transaction was cancelled meanwhile.
     @inline(__always)
     mutating func started(_ index: Int, ending: Ending?, needsDelivery: Bool) -> Bool {
         var step = steps[index]
@@ -194,10 +195,10 @@ struct TransactionMachine {
             steps[index] = step
             return false
         case .finished:
-            // It finished on another thread first, or was given up on.
+            // It finished on another thread first, or was abandoned.
             step.needsDelivery = step.needsDelivery || needsDelivery
             steps[index] = step
-            return step.wasGivenUp
+            return step.wasAbandoned
         case .waiting, .reported:
             Self.invalid("started a step that is not starting", step: index, step.phase)
         }
@@ -210,7 +211,7 @@ struct TransactionMachine {
     mutating func finished(_ index: Int, ending: Ending) -> Resumption {
         var step = steps[index]
         guard step.phase == .running else {
-            if !step.wasGivenUp { Self.invalid("had a step finish twice", step: index, step.phase) }
+            if !step.wasAbandoned { Self.invalid("had a step finish twice", step: index, step.phase) }
             return .late
         }
         step.phase = .finished
@@ -223,23 +224,25 @@ struct TransactionMachine {
     /// Cancels the transaction (steps not started are skipped) and returns the running steps, whose
     /// operations the caller cancels; `nil` if already done.
     mutating func cancel() -> [Int]? {
-        guard !isComplete, !isCancelled else { return nil }
+        guard !isFinished, !isCancelled else { return nil }
         isCancelled = true
         return (0..<count).filter { steps[$0].phase == .running }
     }
 
-    /// Gives up on the running steps, reported cancelled now so that the completion runs even if an operation
-    /// never finishes, and skips the others; returns the running ones and whether to drive the run again.
-    mutating func giveUp(_ reason: GiveUpReason) -> (steps: [Int], resume: Bool)? {
-        guard !isComplete, giveUpReason == nil else { return nil }
-        giveUpReason = reason
+    /// Abandons the running steps, reported cancelled now so that the completion runs even if an
+    /// operation never finishes, and skips the others (the transaction counts as cancelled); returns
+    /// the running ones and whether to drive the run again.
+    mutating func abandon(_ reason: AbandonReason) -> (steps: [Int], resume: Bool)? {
+        guard !isFinished, abandonReason == nil else { return nil }
+        abandonReason = reason
+        isCancelled = true
         var running: [Int] = []
         for index in 0..<count where steps[index].phase == .running {
             var step = steps[index]
             step.phase = .finished
             step.ending = .cancelled
             step.needsDelivery = true
-            step.wasGivenUp = true
+            step.wasAbandoned = true
             steps[index] = step
             running.append(index)
         }
@@ -267,7 +270,7 @@ extension TransactionMachine {
             @inline(__always) set { bits = bits & ~0b11 | newValue.rawValue }
         }
 
-        /// How it ended, once finished (`.finished` until then).
+        /// How it ended, once finished (`.succeeded` until then).
         var ending: Ending {
             // Only `Ending` values are ever stored in these two bits.
             @inline(__always) get { unsafeBitCast((bits >> 2) & 0b11, to: Ending.self) }
@@ -286,10 +289,32 @@ extension TransactionMachine {
             @inline(__always) set { bits = newValue ? bits | 0b10_0000 : bits & ~0b10_0000 }
         }
 
-        /// Whether the transaction gave up on it while it was running.
-        var wasGivenUp: Bool {
+        /// Whether the transaction abandoned it while it was running.
+        var wasAbandoned: Bool {
             @inline(__always) get { bits & 0b100_0000 != 0 }
             @inline(__always) set { bits = newValue ? bits | 0b100_0000 : bits & ~0b100_0000 }
+        }
+    }
+}
+
+extension StoreOutcome.Status {
+    /// The status a step's ``TransactionMachine/Ending`` stands for, with the error of a failed step.
+    init(_ ending: TransactionMachine.Ending, error: (any Error)?) {
+        switch ending {
+        case .succeeded: self = .succeeded
+        case .cancelled, .unused: self = .cancelled
+        case .failed:
+            guard let error else { TransactionMachine.invalid("lost the error of a failed step") }
+            self = .failed(error)
+        }
+    }
+
+    /// The ending the machine keeps for this status (its error is kept apart).
+    var ending: TransactionMachine.Ending {
+        switch self {
+        case .succeeded: .succeeded
+        case .cancelled: .cancelled
+        case .failed: .failed
         }
     }
 }

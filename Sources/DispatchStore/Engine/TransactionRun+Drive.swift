@@ -3,13 +3,13 @@ import Foundation
 /// The one loop that drives every run: it asks the machine what comes next and does it, outside the
 /// run's lock (start a step, report one, complete), for every mode.
 extension TransactionRun {
-    /// How far driving a run got: complete, or waiting for an operation whose finish hands it back.
+    /// How far driving a run got: finished, or suspended until an operation's finish hands it back.
     enum DriveResult {
-        case completed
+        case finished
         case suspended
     }
 
-    /// Drives the run until it completes or waits for an operation (registered in `suspendedRuns` for
+    /// Drives the run until it finishes or suspends for an operation (registered in `suspendedRuns` for
     /// a shutdown); `alone`: the caller holds the only reference (``lockMachine(startingAlone:)``).
     @inline(__always)
     func drive(suspendedRuns: SuspendedRuns?, context: ThreadContext = .current, alone: Bool = false) -> DriveResult {
@@ -47,13 +47,13 @@ extension TransactionRun {
     @inline(__always)
     private func drive(route: Route?, suspendedRuns: SuspendedRuns?, context: ThreadContext, alone: Bool) -> DriveResult
     {
-        let waitsFor = route?.hasDependencies == true ? route?.dependencies : nil
+        let waitsFor = route?.someStoreWaits == true ? route?.waitsFor : nil
         var locked = lockMachine(startingAlone: alone)
         var cancelNow: Operation?
         while true {
             // One call site of `next`, so that it is inlined (S1).
             let next = machine.pointee.next(waitsFor: waitsFor)
-            let policy = next == .suspend ? prepareToWait(suspendedRuns: suspendedRuns) : .none
+            let policy = next == .suspend ? prepareToSuspend(suspendedRuns: suspendedRuns) : .none
             unlockMachine(locked)
             if let operation = cancelNow {
                 operation.cancel()
@@ -72,11 +72,11 @@ extension TransactionRun {
             case .report(let index, let announce, let deliver):
                 report(index, of: route, announce: announce, deliver: deliver)
                 locked = lockMachine()
-            case .complete:
-                didComplete()
+            case .finish:
+                didFinish()
                 // Checked here so that a transaction nobody reads the result of makes no call (S1).
-                if body.pointee.configuration.readsResult { complete(route) }
-                return .completed
+                if body.pointee.configuration.readsResult { reportResult(route) }
+                return .finished
             case .suspend: return .suspended
             }
         }
@@ -84,7 +84,7 @@ extension TransactionRun {
 
     /// Step `index` started as `begun`: keeps what the result needs (its operation, its error, the sequence
     /// number `beginStep` left in `context`) and tells the machine (call locked); returns the operation
-    /// if the transaction stopped meanwhile, to cancel after unlocking.
+    /// if the transaction was cancelled meanwhile, to cancel after unlocking.
     @inline(__always)
     private func recordStarted(_ index: Int, _ begun: StepStart, context: ThreadContext) -> Operation? {
         if let operation = begun.operation {
@@ -97,31 +97,31 @@ extension TransactionRun {
         if begun.error != nil || body.pointee.configuration.readsResult {
             record(error: begun.error, sequenceNumber: context.appliedSequenceNumber, of: index)
         }
-        let stopped = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
-        return stopped ? begun.operation : nil
+        let cancelled = machine.pointee.started(index, ending: begun.ending, needsDelivery: begun.needsDelivery)
+        return cancelled ? begun.operation : nil
     }
 
     /// Announces step `index` and starts its store's operation; `nil` when a middleware's `willDispatch`
-    /// stopped the transaction meanwhile, and the step is to be skipped.
+    /// cancelled the transaction meanwhile, and the step is to be skipped.
     @inline(__always)
     private func start(_ index: Int, of route: Route?, context: ThreadContext) -> StepStart? {
         let route = borrowedRoute(route)
         // `nil` rather than an empty array: no array to release on the common path (S1).
         var dependencies: [Operation]?
-        if route.hasDependencies {
+        if route.someStoreWaits {
             let locked = lockMachine()
-            dependencies = operations(at: route.dependencies[index])
+            dependencies = operations(at: route.waitsFor[index])
             unlockMachine(locked)
         }
         if body.pointee.configuration.hasMiddleware {
-            let stopped = route.withStore(at: index) { store in
+            let cancelled = route.withStore(at: index) { store in
                 announce(store)
                 let locked = lockMachine()
-                let stopped = machine.pointee.isStopped
+                let cancelled = machine.pointee.isCancelled
                 unlockMachine(locked)
-                return stopped
+                return cancelled
             }
-            if stopped { return nil }
+            if cancelled { return nil }
         }
         return withAction { action in
             route.withStore(at: index) { store in
@@ -174,23 +174,23 @@ extension TransactionRun {
     }
 
     /// Reports the end of the transaction: the middleware's `didFinish`, then the completion.
-    private func complete(_ route: Route?) {
+    private func reportResult(_ route: Route?) {
         let identifiers = route?.storeIdentifiers ?? []
         let locked = lockMachine()
         let machine = machine.pointee
         let outcomes = identifiers.indices.map { index in
             StoreOutcome(
                 storeIdentifier: identifiers[index],
-                status: status(of: index, machine: machine),
+                status: StoreOutcome.Status(machine.ending(of: index), error: body.pointee.failures?[index]),
                 sequenceNumber: sequenceNumber(of: index)
             )
         }
-        let givenUp = machine.givenUpSteps
+        let abandoned = machine.abandonedSteps
         unlockMachine(locked)
         let configuration = body.pointee.configuration
         var error = configuration.details?.routingError
-        if let reason = machine.giveUpReason {
-            let stores = givenUp.map { identifiers[$0] }
+        if let reason = machine.abandonReason {
+            let stores = abandoned.map { identifiers[$0] }
             switch reason {
             case .timeout: error = .timedOut(stores, after: configuration.details?.timeout ?? .zero)
             case .shutdown: error = .abandonedByShutdown(stores)
@@ -212,18 +212,5 @@ extension TransactionRun {
             for middleware in configuration.middleware ?? [] { middleware.didFinish(result, in: owner) }
         }
         configuration.completion?(result)
-    }
-
-    /// How step `index` ended; call with the machine locked.
-    private func status(of index: Int, machine: TransactionMachine) -> StoreOutcome.Status {
-        switch machine.ending(of: index) {
-        case .finished: return .finished
-        case .cancelled, .unused: return .cancelled
-        case .failed:
-            guard let error = body.pointee.failures?[index] else {
-                TransactionMachine.invalid("lost the error of a failed step", step: index)
-            }
-            return .failed(error)
-        }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What reaches a run from other threads (an operation finishing, a cancel, a timeout or shutdown
-/// giving up, the hand-back that follows), and how a run gets ready for them when it suspends.
+/// abandoning it, the hand-back that follows), and how a run gets ready for them when it suspends.
 extension TransactionRun {
     /// What step `index`'s operation calls if it finishes after starting (on any thread).
     func finishHook(for index: Int) -> StepFinishHook {
@@ -16,19 +16,10 @@ extension TransactionRun {
     /// Called, once per step, when an operation that was still running finishes (on any thread).
     func stepFinished(_ index: Int, status: StoreOutcome.Status, sequenceNumber: UInt64) {
         lock()
-        let ending: TransactionMachine.Ending
-        var failure: (any Error)?
-        switch status {
-        case .finished: ending = .finished
-        case .cancelled: ending = .cancelled
-        case .failed(let error):
-            ending = .failed
-            failure = error
-        }
         if machine.pointee.steps[index].phase == .running {
-            record(error: failure, sequenceNumber: sequenceNumber, of: index)
+            record(error: status.error, sequenceNumber: sequenceNumber, of: index)
         }
-        let resumption = machine.pointee.finished(index, ending: ending)
+        let resumption = machine.pointee.finished(index, ending: status.ending)
         unlock()
         switch resumption {
         case .none: break
@@ -37,7 +28,7 @@ extension TransactionRun {
         }
     }
 
-    /// Cancels the transaction and its running operations; returns `false` when it had completed, was
+    /// Cancels the transaction and its running operations; returns `false` when it had finished, was
     /// cancelled already, or reaches no store.
     @discardableResult
     func requestCancel() -> Bool {
@@ -51,22 +42,22 @@ extension TransactionRun {
         return steps != nil && reachesStores
     }
 
-    /// Gives up on the operations still running (cancelled, reported so, not waited for); returns `false`
-    /// when the transaction had completed.
+    /// Abandons the operations still running (cancelled, reported so, not waited for); returns `false`
+    /// when the transaction had finished.
     @discardableResult
-    func giveUp(_ reason: TransactionMachine.GiveUpReason) -> Bool {
+    func abandon(_ reason: TransactionMachine.AbandonReason) -> Bool {
         lock()
-        let given = machine.pointee.giveUp(reason)
-        let running = given.map { given in
-            given.steps.compactMap { index in operations(at: [index]).first.map { (index, $0) } }
+        let abandoned = machine.pointee.abandon(reason)
+        let running = abandoned.map { abandoned in
+            abandoned.steps.compactMap { index in operations(at: [index]).first.map { (index, $0) } }
         }
         unlock()
         for (index, operation) in running ?? [] {
             route?.stores[index].abandon(operation)
             operation.cancel()
         }
-        if given?.resume == true { resume() }
-        return given != nil
+        if abandoned?.resume == true { resume() }
+        return abandoned != nil
     }
 
     /// Hands the run back to whoever drives it.
@@ -84,10 +75,10 @@ extension TransactionRun {
         }
     }
 
-    /// Registers a run that must wait for an operation and arms its timer (call with the machine locked),
-    /// and returns what a shutdown in progress wants done to it.
-    func prepareToWait(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
-        precondition(body.pointee.isShared, "DispatchStore: a run waits for an operation nobody can finish")
+    /// Registers a run that must suspend until an operation finishes and arms its timer (call with the
+    /// machine locked), and returns what a shutdown in progress wants done to it.
+    func prepareToSuspend(suspendedRuns: SuspendedRuns?) -> SuspendedRuns.Policy {
+        precondition(body.pointee.isShared, "DispatchStore: a run suspends for an operation nobody can finish")
         var policy = SuspendedRuns.Policy.none
         if !body.pointee.hasSuspended {
             body.pointee.hasSuspended = true
@@ -103,7 +94,7 @@ extension TransactionRun {
             body.pointee.timerArmed = true
             let reference = WeakReference(run: self)
             OperationQueues.timers.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: body.pointee.deadline)) {
-                _ = reference.run?.giveUp(.timeout)
+                _ = reference.run?.abandon(.timeout)
             }
         }
         return policy
@@ -114,15 +105,15 @@ extension TransactionRun {
         switch policy {
         case .none: break
         case .cancel: requestCancel()
-        case .giveUp: giveUp(.shutdown)
+        case .abandon: abandon(.shutdown)
         }
     }
 
-    /// The transaction completed: a run that waited leaves the shutdown's list before its result.
+    /// The transaction finished: a run that suspended leaves the shutdown's list before its result.
     @inline(__always)
-    func didComplete() { if body.pointee.hasSuspended { unregister() } }
+    func didFinish() { if body.pointee.hasSuspended { unregister() } }
 
-    /// Removes the run from the runs that wait, where it registered when it first waited.
+    /// Removes the run from the suspended runs, where it registered when it first suspended.
     private func unregister() {
         let locked = lockMachine()
         let registeredIn = body.pointee.registeredIn

@@ -16,9 +16,9 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
         var isShared = true
         /// Whether a lane drives the run.
         let isQueued: Bool
-        /// Whether the timer that gives up at the deadline is set.
+        /// Whether the timer that abandons the running steps at the deadline is set.
         var timerArmed = false
-        /// Whether the run ever waited for an operation: a timer may still refer to it; not reused.
+        /// Whether the run ever suspended for an operation: a timer may still refer to it; not reused.
         var hasSuspended = false
         /// Whether `failures`, `sequenceNumbers` or `operations` need clearing for the next transaction.
         var hasRecords = false
@@ -218,7 +218,7 @@ final class TransactionRun: LockStorage<TransactionRun.Body> {
     }
 
     /// Makes a completed run that nothing else refers to idle for reuse, and returns its route, moved
-    /// (S1), or `nil` if it ever waited; locked, so that an earlier `cancel()` comes first.
+    /// (S1), or `nil` if it ever suspended; locked, so that an earlier `cancel()` comes first.
     @inline(__always)
     func clearForReuse() -> Route?? {
         let locked = lockMachine()

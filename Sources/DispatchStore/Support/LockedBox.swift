@@ -6,9 +6,9 @@
 /// counter.withLockedValue { $0 += 1 }
 /// ```
 ///
-/// The box is `Sendable` exactly when its value is. Its `lock()`, `unlock()` and
-/// `withValueWhileLocked(_:)` give manual control for the few places that must hold several locks at
-/// once or release the lock in another scope.
+/// The box is `Sendable` exactly when its value is. Its `lock()`, `unlock()` and ``valuePointer``
+/// give manual control for the few places that must hold several locks at once or release the lock
+/// in another scope (the library names what such a holder calls `…Locked`).
 package struct LockedBox<Value> {
     let storage: LockStorage<Value>
 
@@ -57,12 +57,6 @@ package struct LockedBox<Value> {
     /// Touch it only while holding the lock (or while no other thread can reach the box).
     package var valuePointer: UnsafeMutablePointer<Value> {
         storage.withUnsafeMutablePointerToHeader { $0 }
-    }
-
-    /// Runs `body` with the value; call only while holding the lock.
-    @inline(__always)
-    package func withValueWhileLocked<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try storage.withUnsafeMutablePointerToHeader { try body(&$0.pointee) }
     }
 }
 

@@ -36,7 +36,7 @@ extension ActionRecord {
             guard let number = outcome.sequenceNumber else { continue }
             stores.append(outcome.storeIdentifier)
             numbers.append(number)
-            if !outcome.status.isFinished { unfinished.append(outcome.storeIdentifier) }
+            if !outcome.status.isSuccessful { unfinished.append(outcome.storeIdentifier) }
         }
         guard !stores.isEmpty else { return .none }
         let transaction = result.transaction

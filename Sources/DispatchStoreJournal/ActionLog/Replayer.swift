@@ -216,8 +216,8 @@ final class Replayer {
                 continue
             }
             lanes[lane].next = number + 1
-            let loggedFinished = entry.unfinishedStores.isEmpty || !entry.unfinishedStores.contains(identifier)
-            if outcome?.status.isFinished != loggedFinished { mismatched.insert(entry.line) }
+            let loggedSucceeded = entry.unfinishedStores.isEmpty || !entry.unfinishedStores.contains(identifier)
+            if outcome?.status.isSuccessful != loggedSucceeded { mismatched.insert(entry.line) }
             if !lanes[lane].checks.isEmpty, let check = lanes[lane].checks.removeValue(forKey: number) {
                 verify(lane, digest: check.digest, line: check.line)
             }
