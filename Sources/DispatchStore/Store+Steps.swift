@@ -11,8 +11,8 @@ extension Store {
         prepared: Operation?,
         dependencies: [Operation]?,
         context: ThreadContext,
-        makeFinishHook: () -> StepFinishHook
-    ) -> TransactionRun.StepStart {
+        makeFinishHook: () -> StepStart.FinishHook
+    ) -> StepStart {
         // The route only holds stores whose `Action` is the dispatched action's type.
         let action = actionPointer.assumingMemoryBound(to: Action.self).pointee
         let answer: ActionOperation<State, Action>?
@@ -68,7 +68,7 @@ extension Store {
     ///
     /// - Returns: A finished step, or a failed one when this thread already holds the store's lock
     ///   (a `.sync` dispatch from inside the store's own `updateState` or `reduce(_:into:)`).
-    private func reduceInline(_ action: Action, context: ThreadContext) -> TransactionRun.StepStart {
+    private func reduceInline(_ action: Action, context: ThreadContext) -> StepStart {
         guard lockStateUnlessHeld(context: context) else {
             context.appliedSequenceNumber = 0
             return .failed(DispatchError.reentrant(identifier), needsDelivery: false)

@@ -4,7 +4,7 @@ import Foundation
 /// abandoning it, the hand-back that follows), and how a run gets ready for them when it suspends.
 extension TransactionRun {
     /// What step `index`'s operation calls if it finishes after starting (on any thread).
-    func finishHook(for index: Int) -> StepFinishHook {
+    func finishHook(for index: Int) -> StepStart.FinishHook {
         // The operation may finish on another thread from now on.
         body.pointee.isShared = true
         let reference = Reference(run: self)

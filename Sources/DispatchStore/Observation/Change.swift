@@ -19,29 +19,8 @@ class Change<State, Action> {
     let hasAction: Bool
 
     /// Copies the state at `state`.
-    fileprivate init(copying state: UnsafePointer<State>, hasAction: Bool) {
+    init(copying state: UnsafePointer<State>, hasAction: Bool) {
         self.state = state.pointee
         self.hasAction = hasAction
-    }
-}
-
-/// A change an operation made, with its action.
-@usableFromInline
-final class ActionChange<State, Action>: Change<State, Action> {
-    @usableFromInline
-    let action: Action
-
-    /// Copies the state at `state` and the action at `action`.
-    init(state: UnsafePointer<State>, action: UnsafePointer<Action>) {
-        self.action = action.pointee
-        super.init(copying: state, hasAction: true)
-    }
-}
-
-/// A change without an action: a restore, or an update outside any operation.
-final class StateChange<State, Action>: Change<State, Action> {
-    /// Copies the state at `state`.
-    init(state: UnsafePointer<State>) {
-        super.init(copying: state, hasAction: false)
     }
 }

@@ -271,12 +271,3 @@ public final class ActionLogMiddleware: Middleware, @unchecked Sendable {
         onError?(error)
     }
 }
-
-/// A weak reference, for state that must not keep its target alive.
-struct Weak<Target: AnyObject> {
-    weak var value: Target?
-
-    init(_ value: Target) {
-        self.value = value
-    }
-}
