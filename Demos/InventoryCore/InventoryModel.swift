@@ -19,8 +19,11 @@ public enum InventoryAction: ActionType, Codable, Equatable {
     }
 }
 
-/// What the stock store decided for one event, for the service's log.
-public enum Outcome: Sendable, Equatable, Codable {
+/// What the stock decides for one event.
+///
+/// Derived from the event and the stock's state before it (``StockState/outcome(of:)``), which the
+/// stock's reducer then applies; the service's log derives it the same way. No store keeps it.
+public enum Outcome: Sendable, Equatable {
     case restocked(item: String, quantity: Int)
     case reserved(id: String, item: String, quantity: Int)
     case refused(id: String, item: String, quantity: Int, available: Int)
@@ -80,12 +83,6 @@ public struct StockState: StateType, Codable {
     public var reservations: [String: Reservation] = [:]
     /// Every order id seen, open or not.
     public var orderIDs: Set<String> = []
-    /// What the last event did, for the log.
-    ///
-    /// The log reads it when the event's transaction has finished (events are dispatched `.serial`,
-    /// so no other event is applied in between). Other stores' reducers do not read it: the orders
-    /// store asks about its order (``reservations``).
-    public var lastOutcome: Outcome?
 
     /// An empty stock.
     public init() {}
@@ -94,6 +91,48 @@ public struct StockState: StateType, Codable {
     public var reserved: [String: Int] {
         reservations.values.reduce(into: [:]) { totals, reservation in
             totals[reservation.item, default: 0] += reservation.quantity
+        }
+    }
+
+    /// What `action` does to this stock, the stock before the event.
+    ///
+    /// - Parameter action: The event about to be applied.
+    /// - Returns: Its outcome; ``apply(_:)`` makes the change it stands for.
+    public func outcome(of action: InventoryAction) -> Outcome {
+        switch action {
+        case .restock(let item, let quantity):
+            return .restocked(item: item, quantity: quantity)
+        case .order(let id, let item, let quantity):
+            let available = available[item, default: 0]
+            if orderIDs.contains(id) { return .duplicate(id: id) }
+            if available >= quantity { return .reserved(id: id, item: item, quantity: quantity) }
+            return .refused(id: id, item: item, quantity: quantity, available: available)
+        case .cancel(let id):
+            if let reservation = reservations[id] {
+                return .cancelled(id: id, item: reservation.item, quantity: reservation.quantity)
+            }
+            return .cancelIgnored(id: id, reason: orderIDs.contains(id) ? "it holds no reservation" : "no such order")
+        }
+    }
+
+    /// Makes the change `outcome` stands for (an outcome ``outcome(of:)`` gave for this stock).
+    ///
+    /// - Parameter outcome: The outcome of the event being applied.
+    public mutating func apply(_ outcome: Outcome) {
+        switch outcome {
+        case .restocked(let item, let quantity):
+            available[item, default: 0] += quantity
+        case .reserved(let id, let item, let quantity):
+            orderIDs.insert(id)
+            available[item, default: 0] -= quantity
+            reservations[id] = Reservation(item: item, quantity: quantity)
+        case .refused(let id, _, _, _):
+            orderIDs.insert(id)
+        case .cancelled(let id, let item, let quantity):
+            reservations[id] = nil
+            available[item, default: 0] += quantity
+        case .duplicate, .cancelIgnored:
+            break
         }
     }
 }

@@ -1,34 +1,10 @@
 import DispatchStore
 
-/// Decides every event against the stock: the only store that knows what is available.
+/// Decides every event against the stock, the only store that knows what is available, and
+/// applies the decision (``StockState/outcome(of:)``, ``StockState/apply(_:)``).
 final class StockReducer: Reducer<StockState, InventoryAction> {
     override func reduce(_ action: InventoryAction, into state: inout StockState) {
-        switch action {
-        case .restock(let item, let quantity):
-            state.available[item, default: 0] += quantity
-            state.lastOutcome = .restocked(item: item, quantity: quantity)
-        case .order(let id, let item, let quantity):
-            let available = state.available[item, default: 0]
-            if state.orderIDs.contains(id) {
-                state.lastOutcome = .duplicate(id: id)
-            } else if available >= quantity {
-                state.orderIDs.insert(id)
-                state.available[item] = available - quantity
-                state.reservations[id] = Reservation(item: item, quantity: quantity)
-                state.lastOutcome = .reserved(id: id, item: item, quantity: quantity)
-            } else {
-                state.orderIDs.insert(id)
-                state.lastOutcome = .refused(id: id, item: item, quantity: quantity, available: available)
-            }
-        case .cancel(let id):
-            if let reservation = state.reservations.removeValue(forKey: id) {
-                state.available[reservation.item, default: 0] += reservation.quantity
-                state.lastOutcome = .cancelled(id: id, item: reservation.item, quantity: reservation.quantity)
-            } else {
-                let reason = state.orderIDs.contains(id) ? "it holds no reservation" : "no such order"
-                state.lastOutcome = .cancelIgnored(id: id, reason: reason)
-            }
-        }
+        state.apply(state.outcome(of: action))
     }
 }
 

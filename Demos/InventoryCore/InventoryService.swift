@@ -18,8 +18,8 @@ import Darwin
 /// - `audit`: counts of every event by kind; depends on the action alone.
 ///
 /// Events are dispatched `.serial`, so they apply in input order, one transaction at a time: the
-/// `orders` reducer reads the stock's state for the same event, and the log reads the stock's
-/// ``StockState/lastOutcome`` when the event's transaction has finished. A
+/// `orders` reducer reads the stock's state for the same event, and the log derives each event's
+/// outcome from the event and the stock's state before it (``StockState/outcome(of:)``). A
 /// ``ServiceLogger`` writes to standard error, one line per message, each
 /// `inventory: <level>: <sentence>` with the level `error`, `notice` or `info` and, for an event,
 /// its input line number; with a log path, an `ActionLogMiddleware` writes every event to a JSON
@@ -66,6 +66,8 @@ public final class InventoryService: Sendable {
     private let diagnostics: @Sendable (String) -> Void
     /// The input line numbers of the events dispatched and not yet finished, oldest first.
     private let lineNumbers: LineNumbers
+    /// The stock's decision for the event being applied, for the log.
+    private let decisions: StockDecisions
     /// How much to tell.
     public let verbosity: Verbosity
     /// The input's counts, and whether the service stopped accepting events.
@@ -142,11 +144,14 @@ public final class InventoryService: Sendable {
             journal = nil
         }
         let recovered = journal?.recovery.recordCount ?? 0
+        let decisions = StockDecisions(stock: stock)
+        self.decisions = decisions
+        dispatcher.register(middleware: decisions)
         if logsEvents {
             dispatcher.register(
                 middleware: ServiceLogger(
                     verbosity: verbosity,
-                    stock: stock,
+                    decisions: decisions,
                     lineNumbers: lineNumbers,
                     write: diagnostics
                 )
@@ -269,14 +274,14 @@ public final class InventoryService: Sendable {
     /// dispatches itself: an error when it was not applied in full, its outcome when notable (a
     /// refused order, a duplicate id, an ignored cancel), or always when verbose.
     ///
-    /// Call it right after the event was applied, before the next one: it reads the outcome the
-    /// stock store recorded for it.
+    /// Call it right after the event was applied, before the next one: it reads the outcome derived
+    /// for it as it reached the stock.
     ///
     /// - Parameters:
     ///   - result: How the event's transaction ended.
     ///   - event: The event's name in the message: `Line 7`, `Stream message 12`.
     public func logOutcome(of result: DispatchResult, event: String) {
-        ServiceLogger.log(result, event: event, verbosity: verbosity, stock: stock, write: diagnostics)
+        ServiceLogger.log(result, event: event, verbosity: verbosity, decisions: decisions, write: diagnostics)
     }
 
     /// Counts a line that is not an event and reports it as an error naming the line.
@@ -399,18 +404,18 @@ final class LineNumbers: Sendable {
 /// when verbose, each naming the event's input line.
 final class ServiceLogger: Middleware, Sendable {
     private let verbosity: InventoryService.Verbosity
-    private let stock: Store<StockState, InventoryAction>
+    private let decisions: StockDecisions
     private let lineNumbers: LineNumbers
     private let write: @Sendable (String) -> Void
 
     init(
         verbosity: InventoryService.Verbosity,
-        stock: Store<StockState, InventoryAction>,
+        decisions: StockDecisions,
         lineNumbers: LineNumbers,
         write: @escaping @Sendable (String) -> Void
     ) {
         self.verbosity = verbosity
-        self.stock = stock
+        self.decisions = decisions
         self.lineNumbers = lineNumbers
         self.write = write
     }
@@ -421,7 +426,7 @@ final class ServiceLogger: Middleware, Sendable {
 
     func didFinish(_ result: DispatchResult, in dispatcher: Dispatcher) {
         let event = lineNumbers.removeFirst().map { "Line \($0)" } ?? "Replayed event #\(result.transaction.id)"
-        Self.log(result, event: event, verbosity: verbosity, stock: stock, write: write)
+        Self.log(result, event: event, verbosity: verbosity, decisions: decisions, write: write)
     }
 
     /// Writes what became of the event `event` (`Line 7`), whose transaction ended with `result`.
@@ -429,7 +434,7 @@ final class ServiceLogger: Middleware, Sendable {
         _ result: DispatchResult,
         event: String,
         verbosity: InventoryService.Verbosity,
-        stock: Store<StockState, InventoryAction>,
+        decisions: StockDecisions,
         write: @Sendable (String) -> Void
     ) {
         if let error = result.error {
@@ -442,8 +447,7 @@ final class ServiceLogger: Middleware, Sendable {
             return
         }
         guard verbosity != .quiet else { return }
-        // Serial dispatch: the stock's last outcome is this transaction's until it returns.
-        guard let outcome = stock.state.lastOutcome else { return }
+        guard let outcome = decisions.outcome(of: result.transaction) else { return }
         if verbosity == .verbose {
             write("inventory: info: \(event): \(outcome.text).")
         } else if outcome.isNotable {

@@ -87,12 +87,14 @@ public final class TodoApp: Sendable {
         return saver.failure
     }
 
-    /// Performs `action` synchronously: list changes reach both stores, interface actions only the
-    /// `interface` store.
+    /// Performs `action` synchronously: list changes reach both stores, then the interface shows
+    /// what the change did; interface actions reach only the `interface` store.
     ///
     /// - Parameter action: The action.
     public func perform(_ action: TodoAction) {
+        let change = describe(action)
         dispatch(action)
+        if let change { dispatch(.showMessage(change)) }
     }
 
     /// Performs `actions` synchronously, in order, as one step of the history: one ``previous()``
@@ -102,9 +104,17 @@ public final class TodoApp: Sendable {
     public func performAsOneStep(_ actions: [TodoAction]) {
         recorder.group { step in
             for action in actions {
+                let change = describe(action)
                 step.include(dispatch(action))
+                if let change { dispatch(.showMessage(change)) }
             }
         }
+    }
+
+    /// The sentence about what list change `action` is about to do (``TodoList/change(describing:)``),
+    /// or `nil` for an interface action or a change that changes nothing.
+    private func describe(_ action: TodoAction) -> String? {
+        action.changesList ? list.state.change(describing: action) : nil
     }
 
     @discardableResult
@@ -151,10 +161,16 @@ public final class TodoApp: Sendable {
     }
 
     /// The change of the current history entry, `Added “c”`, or for a step of several changes
-    /// `Added “c” and 2 more changes`.
+    /// `Added “c” and 2 more changes`: derived from the entry's action (the latest, for a step)
+    /// and the list of the entry before it.
     private var stepDescription: String {
-        let change = list.state.lastChange
-        let count = recorder.currentEntry?.transactionCount ?? 1
+        let entries = recorder.entries
+        let position = recorder.position
+        guard entries.indices.contains(position - 1), let action = entries[position].action as? TodoAction,
+            let before = entries[position - 1].state(of: StoreIdentifier.todos) as? TodoList
+        else { return "" }
+        let change = before.change(describing: action) ?? ""
+        let count = entries[position].transactionCount
         guard count > 1 else { return change }
         return "\(change) and \(count - 1) more change\(count == 2 ? "" : "s")"
     }

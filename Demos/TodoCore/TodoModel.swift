@@ -23,14 +23,15 @@ public struct TodoItem: Codable, Equatable, Sendable {
     }
 }
 
-/// The state of the `todos` store: the items, and a sentence about the last change.
+/// The state of the `todos` store: the items.
+///
+/// It holds what the list is, not what happened to it: the sentence about a change is derived
+/// from the action and the list before it (``change(describing:)``) by whoever shows it.
 public struct TodoList: StateType, Equatable {
     /// The items, in the order they were added.
     public var items: [TodoItem] = []
     /// The id the next added item gets.
     public var nextID = 1
-    /// What the last change did, for example `Added “milk”`.
-    public var lastChange = ""
 
     /// Creates an empty list.
     public init() {}

@@ -8,24 +8,17 @@ public final class TodoListReducer: Reducer<TodoList, TodoAction> {
         case .add(let title):
             list.items.append(TodoItem(id: list.nextID, title: title))
             list.nextID += 1
-            list.lastChange = "Added “\(title)”"
         case .edit(let id, let title):
             guard let index = list.items.firstIndex(where: { $0.id == id }) else { return }
-            list.lastChange = "Renamed “\(list.items[index].title)” to “\(title)”"
             list.items[index].title = title
         case .toggle(let id):
             guard let index = list.items.firstIndex(where: { $0.id == id }) else { return }
             list.items[index].isDone.toggle()
-            let item = list.items[index]
-            list.lastChange = item.isDone ? "Done: “\(item.title)”" : "Not done: “\(item.title)”"
         case .delete(let id):
             guard let index = list.items.firstIndex(where: { $0.id == id }) else { return }
-            list.lastChange = "Deleted “\(list.items.remove(at: index).title)”"
+            list.items.remove(at: index)
         case .clearDone:
-            let before = list.items.count
             list.items.removeAll(where: \.isDone)
-            let removed = before - list.items.count
-            list.lastChange = "Cleared \(removed) done item\(removed == 1 ? "" : "s")"
         case .moveCursor, .setMode, .showMessage:
             break
         }
@@ -35,10 +28,11 @@ public final class TodoListReducer: Reducer<TodoList, TodoAction> {
 /// Keeps the `interface` store in step with the list.
 ///
 /// A list change reaches both stores, and the `interface` store waits for the `todos` store, so this
-/// reducer reads the list's state once the change is committed: the new number of items and the
-/// sentence about the change. Interface actions reach the `interface` store only: the list is not
-/// part of their transaction, so the reducer uses its own state (the number of items it last saw)
-/// and never reads the list for them.
+/// reducer reads the list's state once the change is committed: the new number of items. The
+/// sentence about the change comes after, in a ``TodoAction/showMessage(_:)`` the app derives from
+/// the action and the list before it. Interface actions reach the `interface` store only: the list
+/// is not part of their transaction, so the reducer uses its own state (the number of items it last
+/// saw) and never reads the list for them.
 public final class InterfaceReducer: Reducer<Interface, TodoAction> {
     private let list: Store<TodoList, TodoAction>
 
@@ -56,7 +50,6 @@ public final class InterfaceReducer: Reducer<Interface, TodoAction> {
             interface.itemCount = list.items.count
             if case .add = action { interface.cursor = list.items.count - 1 }
             interface.mode = .browsing
-            interface.message = list.lastChange
         case .moveCursor(let delta):
             interface.cursor += delta
         case .setMode(let mode):
