@@ -12,7 +12,6 @@ extension Engine {
     {
         let context = ThreadContext.current(key: contextKey)
         let type = ObjectIdentifier(actionType)
-        var prepared: TransactionRun.PreparedStep?
         if let shortcut = context.shortcut(engine: ObjectIdentifier(self), type: type) {
             let passage = shortcut._withUnsafeGuaranteedRef { $0.dispatch(pointer, context: context) }
             switch passage {
@@ -25,7 +24,8 @@ extension Engine {
                 return Dispatched(id: context.takeTransactionID(), links: .store(identifier))
             case .retired: context.forgetShortcut(engine: ObjectIdentifier(self), type: type)
             case .reentrant: break
-            case .operation: prepared = context.takeLeftOver().prepared
+            // The operation the reducer returned waits in the context, for the engine's path.
+            case .operation: break
             }
         }
         return dispatch(
@@ -38,13 +38,20 @@ extension Engine {
             awaited: false,
             owner: owner,
             then: nil,
-            context: context,
-            remembering: true,
-            prepared: prepared
+            fromShortcut: true
         )
     }
 
-    /// Dispatches the action at `pointer` of type `actionType`; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
+    /// Dispatches the action at `pointer` of type `actionType` through the engine's lock, the registry
+    /// and a transaction run; see `Dispatcher.dispatch(_:to:mode:timeout:then:)`.
+    ///
+    /// The action is boxed only for a transaction the engine keeps: a box made by the caller would
+    /// stall on bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch never blocks
+    /// the caller; an operation still running finishes the transaction on its own thread.
+    /// `fromShortcut`: a `.sync` dispatch that ``dispatchSync(pointer:type:owner:)`` could not finish
+    /// through a shortcut; the thread gets the route's shortcut, if it has one and no middleware is
+    /// registered, and the operation the shortcut's reducer returned, if any, waits in the thread's
+    /// context (``ThreadContext/LeftOver``).
     @usableFromInline
     func dispatch(
         pointer: UnsafeRawPointer,
@@ -55,47 +62,11 @@ extension Engine {
         startCancelled: Bool,
         awaited: Bool,
         owner: Dispatcher,
-        then completion: (@Sendable (DispatchResult) -> Void)?
-    ) -> Dispatched {
-        dispatch(
-            pointer: pointer,
-            type: actionType,
-            to: identifier,
-            mode: mode,
-            timeout: timeout,
-            startCancelled: startCancelled,
-            awaited: awaited,
-            owner: owner,
-            then: completion,
-            context: ThreadContext.current(key: contextKey),
-            remembering: false,
-            prepared: nil
-        )
-    }
-
-    /// Dispatches through the engine's lock, the registry and a transaction run.
-    ///
-    /// The action is boxed only for a transaction the engine keeps: a box made by the caller would
-    /// stall on bytes still being stored (S1). `awaited` (`perform`): a `.sync` dispatch never blocks
-    /// the caller; an operation still running finishes the transaction on its own thread.
-    /// `remembering`: give `context` the route's shortcut, if it has one and no middleware is
-    /// registered. `prepared`: what the reducer of the thread's shortcut answered already.
-    /// Inlined into both callers: one call per dispatch, not two (S4, S5).
-    @inline(__always)
-    private func dispatch(
-        pointer: UnsafeRawPointer,
-        type actionType: any ActionType.Type,
-        to identifier: String?,
-        mode: DispatchMode,
-        timeout: Duration?,
-        startCancelled: Bool,
-        awaited: Bool,
-        owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?,
-        context: ThreadContext,
-        remembering: Bool,
-        prepared: TransactionRun.PreparedStep?
+        fromShortcut: Bool = false
     ) -> Dispatched {
+        let context = ThreadContext.current(key: contextKey)
+        let prepared = fromShortcut ? context.takeLeftOver().prepared : nil
         let type = ObjectIdentifier(actionType)
         // The registry is read in place: a tuple returned from a closure would copy the middleware (S1).
         state.lock()
@@ -123,7 +94,7 @@ extension Engine {
             route = engine.pointee.registry.route(for: type)
         }
         var shortcut: RouteShortcut?
-        if remembering && !hasMiddleware, let candidate = route?.shortcut {
+        if fromShortcut && !hasMiddleware, let candidate = route?.shortcut {
             candidate.isRemembered = true
             shortcut = candidate
         }
