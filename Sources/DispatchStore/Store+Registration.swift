@@ -78,4 +78,8 @@ extension Store: StoreEntry {
     func makeShortcut() -> RouteShortcut {
         TypedRouteShortcut(store: self)
     }
+
+    func makeHandle() -> StoreHandle {
+        TypedStoreHandle(store: self)
+    }
 }

@@ -79,7 +79,9 @@ struct TransactionMachineTests {
     @Test("independent steps start while one runs; a waiting step starts once its dependency is reported")
     func dependencies() {
         // Step 2 waits for step 0; step 1 waits for nothing.
-        let waitsFor: [[Int]] = [[], [], [0]]
+        let table = WaitsForTable([[], [], [0]])
+        defer { withExtendedLifetime(table) {} }
+        let waitsFor = table.view
         var harness = Harness(count: 3)
         #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
@@ -95,7 +97,9 @@ struct TransactionMachineTests {
 
     @Test("a step whose dependency failed or was cancelled is skipped, and announced when reported")
     func failedDependencySkips() {
-        let waitsFor: [[Int]] = [[], [0]]
+        let table = WaitsForTable([[], [0]])
+        defer { withExtendedLifetime(table) {} }
+        let waitsFor = table.view
         for ending in [TransactionMachine.Ending.failed, .cancelled] {
             var harness = Harness(count: 2)
             #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
@@ -205,7 +209,9 @@ struct TransactionMachineTests {
     @Test("a shutdown's deadline against a suspended run: it abandons the running step, skips the rest")
     func shutdownSuspended() {
         var harness = Harness(count: 2)
-        let waitsFor: [[Int]] = [[], [0]]
+        let table = WaitsForTable([[], [0]])
+        defer { withExtendedLifetime(table) {} }
+        let waitsFor = table.view
         #expect(harness.machine.next(waitsFor: waitsFor) == .start(0))
         _ = harness.machine.started(0, ending: nil, needsDelivery: false)
         #expect(harness.machine.next(waitsFor: waitsFor) == .suspend)

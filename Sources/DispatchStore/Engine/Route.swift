@@ -1,5 +1,6 @@
 /// The stores an action reaches, in the order their operations start.
-final class Route: Sendable {
+final class Route: @unchecked Sendable {
+    // @unchecked: immutable; `handleReferences` points into `handles`, which the route keeps.
     /// Keeps the fields off the header's cache line, whose reference count dispatching threads change
     /// while the threads running transactions read the fields.
     private let padding = CacheLinePadding()
@@ -7,11 +8,17 @@ final class Route: Sendable {
     let stores: [any StoreEntry]
     /// For each store, the indices of the stores it waits for, directly or through others.
     let waitsFor: [[Int]]
+    /// The same, as the machine reads it; `nil` when no store waits for another.
+    let waitsForTable: WaitsForTable?
     let storeIdentifiers: [String]
     /// Whether some store waits for another.
     let someStoreWaits: Bool
-    /// The first store, held directly: a single-store dispatch borrows it from here.
+    /// The first store (what a targeted dispatch checks its action type against).
     let first: any StoreEntry
+    /// Each store's handle, kept alive here.
+    private let handles: [StoreHandle]
+    /// The handles, read without reference counting (S7).
+    private let handleReferences: UnsafeMutablePointer<Unmanaged<StoreHandle>>
     /// How many stores the route reaches (at least one).
     let count: Int
     /// The type of action the stores handle.
@@ -31,14 +38,21 @@ final class Route: Sendable {
         self.waitsFor = waitsFor
         self.storeIdentifiers = stores.map(\.identifier)
         self.someStoreWaits = waitsFor.contains { !$0.isEmpty }
+        self.waitsForTable = someStoreWaits ? WaitsForTable(waitsFor) : nil
         self.shortcut = shortcut && stores.count == 1 ? stores[0].makeShortcut() : nil
+        let handles = stores.map { $0.makeHandle() }
+        self.handles = handles
+        handleReferences = .allocate(capacity: handles.count)
+        handleReferences.initialize(from: handles.map { Unmanaged.passUnretained($0) }, count: handles.count)
     }
 
-    /// Calls `body` with the store at `index`, borrowed: the first store is read from ``first``
-    /// without reference counting (S1), the others from ``stores``.
+    deinit {
+        handleReferences.deallocate()
+    }
+
+    /// Calls `body` with the handle of the store at `index`, borrowed: no reference counting (S7).
     @inline(__always)
-    func withStore<Result>(at index: Int, _ body: (any StoreEntry) throws -> Result) rethrows -> Result {
-        if index == 0 { return try body(first) }
-        return try body(stores[index])
+    func withHandle<Result>(at index: Int, _ body: (StoreHandle) throws -> Result) rethrows -> Result {
+        try handleReferences[index]._withUnsafeGuaranteedRef(body)
     }
 }

@@ -102,7 +102,7 @@ struct TransactionMachine {
     /// start is started (or skipped); `.suspend` when only running steps remain; `waitsFor` has, for
     /// each step, the (lower) indices of the steps it waits for, or is `nil` when none waits.
     @inline(__always)
-    mutating func next(waitsFor: [[Int]]?) -> Next {
+    mutating func next(waitsFor: WaitsForTable.View?) -> Next {
         if !isDriving || isFinished { Self.invalid("was driven after it finished or while another thread drove it") }
         var pending = false
         var index = firstUnreported
@@ -152,12 +152,12 @@ struct TransactionMachine {
     }
 
     @inline(__always)
-    private func readiness(of index: Int, waitsFor: [[Int]]?) -> Readiness {
+    private func readiness(of index: Int, waitsFor: WaitsForTable.View?) -> Readiness {
         if isCancelled { return .skip }
         guard let waitsFor else { return .ready }
         var ready = Readiness.ready
-        for dependency in waitsFor[index] {
-            let step = steps[dependency]
+        for waited in waitsFor.waited(by: index) {
+            let step = steps[Int(waited)]
             switch step.phase {
             case .reported:
                 if step.ending != .succeeded { return .skip }

@@ -47,7 +47,7 @@ extension TransactionRun {
     @inline(__always)
     private func drive(route: Route?, suspendedRuns: SuspendedRuns?, context: ThreadContext, alone: Bool) -> DriveResult
     {
-        let waitsFor = route?.someStoreWaits == true ? route?.waitsFor : nil
+        let waitsFor = route?.waitsForTable?.view
         var locked = lockMachine(startingAlone: alone)
         var cancelNow: Operation?
         while true {
@@ -106,25 +106,25 @@ extension TransactionRun {
     @inline(__always)
     private func start(_ index: Int, of route: Route?, context: ThreadContext) -> StepStart? {
         let route = borrowedRoute(route)
-        // `nil` rather than an empty array: no array to release on the common path (S1).
+        // `nil` rather than an empty array: no array to release on the common path (S1). Only
+        // operations have dependencies: none when no step returned one (S7).
         var dependencies: [Operation]?
-        if route.someStoreWaits {
+        if let waitsFor = route.waitsForTable?.view {
             let locked = lockMachine()
-            dependencies = operations(at: route.waitsFor[index])
+            if !body.pointee.operations.isEmpty {
+                dependencies = operations(at: waitsFor.waited(by: index).map { Int($0) })
+            }
             unlockMachine(locked)
         }
         if body.pointee.configuration.hasMiddleware {
-            let cancelled = route.withStore(at: index) { store in
-                announce(store)
-                let locked = lockMachine()
-                let cancelled = machine.pointee.isCancelled
-                unlockMachine(locked)
-                return cancelled
-            }
+            announce(route.stores[index])
+            let locked = lockMachine()
+            let cancelled = machine.pointee.isCancelled
+            unlockMachine(locked)
             if cancelled { return nil }
         }
         return withAction { action in
-            route.withStore(at: index) { store in
+            route.withHandle(at: index) { store in
                 store.beginStep(
                     action,
                     prepared: preparedOperation(for: store),
@@ -135,10 +135,12 @@ extension TransactionRun {
         }
     }
 
-    /// The operation `store`'s reducer returned before the dispatch took the engine's path, if any.
+    /// The operation the reducer of `store` returned before the dispatch took the engine's path, if any.
     @inline(__always)
-    private func preparedOperation(for store: any StoreEntry) -> Operation? {
-        guard let prepared = body.pointee.configuration.details?.prepared, prepared.store === store else { return nil }
+    private func preparedOperation(for store: StoreHandle) -> Operation? {
+        guard let prepared = body.pointee.configuration.details?.prepared, store.reaches(prepared.store) else {
+            return nil
+        }
         return prepared.operation
     }
 
@@ -153,15 +155,14 @@ extension TransactionRun {
     /// Reports step `index`: announces it if skipped, delivers its store's changes, tells the middleware.
     private func report(_ index: Int, of route: Route?, announce shouldAnnounce: Bool, deliver: Bool) {
         let route = borrowedRoute(route)
-        route.withStore(at: index) { store in
-            let hasMiddleware = body.pointee.configuration.hasMiddleware
-            if shouldAnnounce && hasMiddleware { announce(store) }
-            if deliver { store.deliverPendingChanges() }
-            guard hasMiddleware else { return }
-            let transaction = cancellableTransaction()
-            for middleware in body.pointee.configuration.middleware ?? [] {
-                middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
-            }
+        let hasMiddleware = body.pointee.configuration.hasMiddleware
+        if shouldAnnounce && hasMiddleware { announce(route.stores[index]) }
+        if deliver { route.withHandle(at: index) { $0.deliverPendingChanges(context: .current) } }
+        guard hasMiddleware else { return }
+        let transaction = cancellableTransaction()
+        let store = route.stores[index]
+        for middleware in body.pointee.configuration.middleware ?? [] {
+            middleware.didDispatch(transaction: transaction, action: transaction.action, in: store)
         }
     }
 
