@@ -76,9 +76,13 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     }
 
     deinit {
-        // Emptied, not only read: a thread's shortcut may keep the lock, and so the bookkeeping, a while.
         let ends = guarded.withLockedValue { bookkeeping in
-            defer { bookkeeping = StoreBookkeeping() }
+            defer {
+                // Emptied, not only read: a thread's shortcut may keep the lock, and so the
+                // bookkeeping, a while; what the observers captured must not live as long.
+                if !bookkeeping.observers.isEmpty { bookkeeping.observers = ObserverRegistry() }
+                if !bookkeeping.streamEnds.isEmpty { bookkeeping.streamEnds = [:] }
+            }
             return bookkeeping.streamEnds
         }
         for end in ends.values {

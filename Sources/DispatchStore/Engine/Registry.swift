@@ -5,10 +5,12 @@
 /// holes, compacted when holes outnumber stores, and a route is rebuilt on the first dispatch after
 /// a change. Routes are immutable: a dispatch in flight keeps the one it took.
 struct Registry {
-    /// One registered store, and the route of a dispatch that names it with `to:`.
+    /// One registered store, its handle (every route over the store reaches it through this one),
+    /// and the route of a dispatch that names it with `to:`, built on the first such dispatch.
     private struct Registration {
         let store: any StoreEntry
-        let route: Route
+        let handle: StoreHandle
+        var route: Route?
     }
 
     /// The stores of one action type: their slots, and their route (`nil` until built after a change).
@@ -74,7 +76,10 @@ struct Registry {
 
     /// The route of a dispatch naming `identifier` when it is not a recent target; remembered as one.
     private mutating func findRoute(to identifier: String) -> Route? {
-        guard let route = slotByIdentifier[identifier].flatMap({ slots[$0]?.route }) else { return nil }
+        guard let slot = slotByIdentifier[identifier], let registration = slots[slot] else { return nil }
+        let route =
+            registration.route ?? Route(stores: [registration.store], handles: [registration.handle], waitsFor: [[]])
+        if registration.route == nil { slots[slot]?.route = route }
         recentTargets[identifier] = route
         return route
     }
@@ -86,7 +91,7 @@ struct Registry {
             throw DispatchError.dependencyCycle(cycle)
         }
         let slot = slots.count
-        slots.append(Registration(store: store, route: Route(stores: [store], waitsFor: [[]])))
+        slots.append(Registration(store: store, handle: store.makeHandle(), route: nil))
         slotByIdentifier[store.identifier] = slot
         routesByType[ObjectIdentifier(store.actionType), default: TypeRoute()].members.insert(slot)
         changed(store, by: 1)
@@ -132,8 +137,8 @@ struct Registry {
     /// Forgets the route of `type`, to be rebuilt on its next dispatch; its shortcut, if threads may
     /// remember it, joins ``retiredShortcuts``.
     private mutating func dropRoute(of type: ObjectIdentifier) {
-        guard let route = routesByType[type]?.route else { return }
-        routesByType[type]?.route = nil
+        // One lookup: taken out in place.
+        guard let route = routesByType[type]?.route.take() else { return }
         if let shortcut = route.shortcut, shortcut.isRemembered { retiredShortcuts.append(shortcut) }
     }
 
@@ -192,9 +197,22 @@ struct Registry {
 
     /// The route over the stores at `members`: each after those it waits for; ties keep registration order.
     private func makeRoute(members: [Int]) -> Route {
-        let stores = members.compactMap { slots[$0]?.store }
+        var stores: [any StoreEntry] = []
+        var handles: [StoreHandle] = []
+        stores.reserveCapacity(members.count)
+        handles.reserveCapacity(members.count)
+        for member in members {
+            guard let registration = slots[member] else { continue }
+            stores.append(registration.store)
+            handles.append(registration.handle)
+        }
         guard waitingStores > 0 else {
-            return Route(stores: stores, waitsFor: Array(repeating: [], count: stores.count), shortcut: true)
+            return Route(
+                stores: stores,
+                handles: handles,
+                waitsFor: Array(repeating: [], count: stores.count),
+                shortcut: true
+            )
         }
         let position = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.identifier, $0) })
         // waits[i]: the positions member i waits for, transitively through registered stores.
@@ -217,6 +235,7 @@ struct Registry {
         let placed = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         return Route(
             stores: order.map { stores[$0] },
+            handles: order.map { handles[$0] },
             waitsFor: order.map { member in waits[member].compactMap { placed[$0] }.sorted() },
             shortcut: true
         )

@@ -1,6 +1,6 @@
 /// The stores an action reaches, in the order their operations start.
 final class Route: @unchecked Sendable {
-    // @unchecked: immutable; `handleReferences` points into `handles`, which the route keeps.
+    // @unchecked: immutable; `handles` is written once, in `init`.
     /// Keeps the fields off the header's cache line, whose reference count dispatching threads change
     /// while the threads running transactions read the fields.
     private let padding = CacheLinePadding()
@@ -15,10 +15,11 @@ final class Route: @unchecked Sendable {
     let someStoreWaits: Bool
     /// The first store (what a targeted dispatch checks its action type against).
     let first: any StoreEntry
-    /// Each store's handle, kept alive here.
-    private let handles: [StoreHandle]
-    /// The handles, read without reference counting (S7).
-    private let handleReferences: UnsafeMutablePointer<Unmanaged<StoreHandle>>
+    /// The first store's handle (its registration's), borrowed from here (S1, R2).
+    private let firstHandle: StoreHandle
+    /// The other stores' handles, in one allocation, read without reference counting (S7); `nil` for
+    /// a route of one store.
+    private let otherHandles: UnsafeMutablePointer<StoreHandle>?
     /// How many stores the route reaches (at least one).
     let count: Int
     /// The type of action the stores handle.
@@ -27,9 +28,9 @@ final class Route: @unchecked Sendable {
     /// other routes, and for the route of a dispatch that names its store (`to:`).
     let shortcut: RouteShortcut?
 
-    /// A route over `stores` (at least one), each after the ones it waits for; with a shortcut when
-    /// `shortcut` is set and it reaches one store.
-    init(stores: [any StoreEntry], waitsFor: [[Int]], shortcut: Bool = false) {
+    /// A route over `stores` (at least one), reached through `handles`, each after the ones it waits
+    /// for; with a shortcut when `shortcut` is set and it reaches one store.
+    init(stores: [any StoreEntry], handles: [StoreHandle], waitsFor: [[Int]], shortcut: Bool = false) {
         precondition(!stores.isEmpty, "DispatchStore: a route reaches at least one store")
         self.first = stores[0]
         self.count = stores.count
@@ -40,19 +41,27 @@ final class Route: @unchecked Sendable {
         self.someStoreWaits = waitsFor.contains { !$0.isEmpty }
         self.waitsForTable = someStoreWaits ? WaitsForTable(waitsFor) : nil
         self.shortcut = shortcut && stores.count == 1 ? stores[0].makeShortcut() : nil
-        let handles = stores.map { $0.makeHandle() }
-        self.handles = handles
-        handleReferences = .allocate(capacity: handles.count)
-        handleReferences.initialize(from: handles.map { Unmanaged.passUnretained($0) }, count: handles.count)
+        self.firstHandle = handles[0]
+        if handles.count > 1 {
+            let others = UnsafeMutablePointer<StoreHandle>.allocate(capacity: handles.count - 1)
+            for (offset, handle) in handles.dropFirst().enumerated() { (others + offset).initialize(to: handle) }
+            otherHandles = others
+        } else {
+            otherHandles = nil
+        }
     }
 
     deinit {
-        handleReferences.deallocate()
+        otherHandles?.deinitialize(count: count - 1)
+        otherHandles?.deallocate()
     }
 
-    /// Calls `body` with the handle of the store at `index`, borrowed: no reference counting (S7).
+    /// Calls `body` with the handle of the store at `index`, borrowed: the first from its property,
+    /// the others read as unmanaged references, with no reference counting (S7).
     @inline(__always)
     func withHandle<Result>(at index: Int, _ body: (StoreHandle) throws -> Result) rethrows -> Result {
-        try handleReferences[index]._withUnsafeGuaranteedRef(body)
+        if index == 0 { return try body(firstHandle) }
+        let other = UnsafeRawPointer(otherHandles.unsafelyUnwrapped + (index - 1))
+        return try other.load(as: Unmanaged<StoreHandle>.self)._withUnsafeGuaranteedRef(body)
     }
 }
