@@ -79,7 +79,4 @@ extension Store: StoreEntry {
         TypedRouteShortcut(store: self)
     }
 
-    func makeHandle() -> StoreHandle {
-        TypedStoreHandle(store: self)
-    }
 }

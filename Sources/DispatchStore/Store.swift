@@ -52,6 +52,9 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     let cursor = DeliveryCursor<State, Action>()
     /// A lock with no value of its own: the cursor lives in its own object, outside the box.
     let deliveryLock = LockedBox((), kind: .recursive)
+    /// The store as a run's steps reach it (``StoreHandle``); set once, at the end of `init`, and
+    /// kept for the store's life, so that a route that keeps the store may keep the handle unretained.
+    private var storedHandle: StoreHandle?
 
     /// Creates a store.
     ///
@@ -73,6 +76,12 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         self.storage = .allocate(capacity: 1)
         self.storage.initialize(to: initialState)
         self.lockRank = nextLockRank()
+        self.storedHandle = TypedStoreHandle(store: self)
+    }
+
+    /// The store's handle, not retained: valid while the store is alive.
+    var handle: Unmanaged<StoreHandle> {
+        Unmanaged.passUnretained(storedHandle.unsafelyUnwrapped)
     }
 
     deinit {

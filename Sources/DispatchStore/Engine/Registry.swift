@@ -5,11 +5,10 @@
 /// holes, compacted when holes outnumber stores, and a route is rebuilt on the first dispatch after
 /// a change. Routes are immutable: a dispatch in flight keeps the one it took.
 struct Registry {
-    /// One registered store, its handle (every route over the store reaches it through this one),
-    /// and the route of a dispatch that names it with `to:`, built on the first such dispatch.
+    /// One registered store, and the route of a dispatch that names it with `to:`, built on the first
+    /// such dispatch.
     private struct Registration {
         let store: any StoreEntry
-        let handle: StoreHandle
         var route: Route?
     }
 
@@ -78,7 +77,7 @@ struct Registry {
     private mutating func findRoute(to identifier: String) -> Route? {
         guard let slot = slotByIdentifier[identifier], let registration = slots[slot] else { return nil }
         let route =
-            registration.route ?? Route(stores: [registration.store], handles: [registration.handle], waitsFor: [[]])
+            registration.route ?? Route(stores: [registration.store], waitsFor: [[]])
         if registration.route == nil { slots[slot]?.route = route }
         recentTargets[identifier] = route
         return route
@@ -91,7 +90,7 @@ struct Registry {
             throw DispatchError.dependencyCycle(cycle)
         }
         let slot = slots.count
-        slots.append(Registration(store: store, handle: store.makeHandle(), route: nil))
+        slots.append(Registration(store: store, route: nil))
         slotByIdentifier[store.identifier] = slot
         routesByType[ObjectIdentifier(store.actionType), default: TypeRoute()].members.insert(slot)
         changed(store, by: 1)
@@ -197,22 +196,9 @@ struct Registry {
 
     /// The route over the stores at `members`: each after those it waits for; ties keep registration order.
     private func makeRoute(members: [Int]) -> Route {
-        var stores: [any StoreEntry] = []
-        var handles: [StoreHandle] = []
-        stores.reserveCapacity(members.count)
-        handles.reserveCapacity(members.count)
-        for member in members {
-            guard let registration = slots[member] else { continue }
-            stores.append(registration.store)
-            handles.append(registration.handle)
-        }
+        let stores = members.compactMap { slots[$0]?.store }
         guard waitingStores > 0 else {
-            return Route(
-                stores: stores,
-                handles: handles,
-                waitsFor: Array(repeating: [], count: stores.count),
-                shortcut: true
-            )
+            return Route(stores: stores, waitsFor: Array(repeating: [], count: stores.count), shortcut: true)
         }
         let position = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.identifier, $0) })
         // waits[i]: the positions member i waits for, transitively through registered stores.
@@ -235,7 +221,6 @@ struct Registry {
         let placed = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         return Route(
             stores: order.map { stores[$0] },
-            handles: order.map { handles[$0] },
             waitsFor: order.map { member in waits[member].compactMap { placed[$0] }.sorted() },
             shortcut: true
         )

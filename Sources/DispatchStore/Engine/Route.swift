@@ -1,6 +1,6 @@
 /// The stores an action reaches, in the order their operations start.
 final class Route: @unchecked Sendable {
-    // @unchecked: immutable; `handles` is written once, in `init`.
+    // @unchecked: immutable; `otherHandles` is written once, in `init`.
     /// Keeps the fields off the header's cache line, whose reference count dispatching threads change
     /// while the threads running transactions read the fields.
     private let padding = CacheLinePadding()
@@ -15,11 +15,10 @@ final class Route: @unchecked Sendable {
     let someStoreWaits: Bool
     /// The first store (what a targeted dispatch checks its action type against).
     let first: any StoreEntry
-    /// The first store's handle (its registration's), borrowed from here (S1, R2).
-    private let firstHandle: StoreHandle
-    /// The other stores' handles, in one allocation, read without reference counting (S7); `nil` for
-    /// a route of one store.
-    private let otherHandles: UnsafeMutablePointer<StoreHandle>?
+    /// The stores' handles, unretained (each store keeps its own, and the route keeps the stores):
+    /// the first here, the others in one allocation, `nil` for a route of one store (S7).
+    private let firstHandle: Unmanaged<StoreHandle>
+    private let otherHandles: UnsafeMutablePointer<Unmanaged<StoreHandle>>?
     /// How many stores the route reaches (at least one).
     let count: Int
     /// The type of action the stores handle.
@@ -28,9 +27,9 @@ final class Route: @unchecked Sendable {
     /// other routes, and for the route of a dispatch that names its store (`to:`).
     let shortcut: RouteShortcut?
 
-    /// A route over `stores` (at least one), reached through `handles`, each after the ones it waits
-    /// for; with a shortcut when `shortcut` is set and it reaches one store.
-    init(stores: [any StoreEntry], handles: [StoreHandle], waitsFor: [[Int]], shortcut: Bool = false) {
+    /// A route over `stores` (at least one), each after the ones it waits for; with a shortcut when
+    /// `shortcut` is set and it reaches one store.
+    init(stores: [any StoreEntry], waitsFor: [[Int]], shortcut: Bool = false) {
         precondition(!stores.isEmpty, "DispatchStore: a route reaches at least one store")
         self.first = stores[0]
         self.count = stores.count
@@ -41,10 +40,10 @@ final class Route: @unchecked Sendable {
         self.someStoreWaits = waitsFor.contains { !$0.isEmpty }
         self.waitsForTable = someStoreWaits ? WaitsForTable(waitsFor) : nil
         self.shortcut = shortcut && stores.count == 1 ? stores[0].makeShortcut() : nil
-        self.firstHandle = handles[0]
-        if handles.count > 1 {
-            let others = UnsafeMutablePointer<StoreHandle>.allocate(capacity: handles.count - 1)
-            for (offset, handle) in handles.dropFirst().enumerated() { (others + offset).initialize(to: handle) }
+        self.firstHandle = stores[0].handle
+        if stores.count > 1 {
+            let others = UnsafeMutablePointer<Unmanaged<StoreHandle>>.allocate(capacity: stores.count - 1)
+            for offset in 1..<stores.count { (others + offset - 1).initialize(to: stores[offset].handle) }
             otherHandles = others
         } else {
             otherHandles = nil
@@ -52,16 +51,13 @@ final class Route: @unchecked Sendable {
     }
 
     deinit {
-        otherHandles?.deinitialize(count: count - 1)
         otherHandles?.deallocate()
     }
 
-    /// Calls `body` with the handle of the store at `index`, borrowed: the first from its property,
-    /// the others read as unmanaged references, with no reference counting (S7).
+    /// Calls `body` with the handle of the store at `index`, borrowed: no reference counting (S7).
     @inline(__always)
     func withHandle<Result>(at index: Int, _ body: (StoreHandle) throws -> Result) rethrows -> Result {
-        if index == 0 { return try body(firstHandle) }
-        let other = UnsafeRawPointer(otherHandles.unsafelyUnwrapped + (index - 1))
-        return try other.load(as: Unmanaged<StoreHandle>.self)._withUnsafeGuaranteedRef(body)
+        let handle = index == 0 ? firstHandle : otherHandles.unsafelyUnwrapped[index - 1]
+        return try handle._withUnsafeGuaranteedRef(body)
     }
 }

@@ -26,8 +26,9 @@ protocol StoreEntry: AnyStore {
     func isHeld(context: ThreadContext) -> Bool
     /// A shortcut to this store, for a route that reaches it alone (``RouteShortcut``).
     func makeShortcut() -> RouteShortcut
-    /// A handle to this store, for the steps of a route's runs (``StoreHandle``).
-    func makeHandle() -> StoreHandle
+    /// The store's handle, for the steps of a route's runs (``StoreHandle``), not retained: the store
+    /// keeps it for its whole life.
+    var handle: Unmanaged<StoreHandle> { get }
     /// Stops counting `operation`, which a run abandoned, as in flight: its late finish commits nothing.
     func abandon(_ operation: Operation)
 
