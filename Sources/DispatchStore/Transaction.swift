@@ -4,7 +4,7 @@
 /// it; middleware receive it in every hook, and the completion's ``DispatchResult`` carries it.
 /// Two transactions are equal when their ids are.
 public struct Transaction: Sendable, Identifiable, Hashable, CustomStringConvertible {
-    /// A number unique in this process.
+    /// A number unique in this process; the transactions dispatched from one thread get increasing ids.
     public let id: UInt64
     /// The dispatched action.
     public let action: any ActionType

@@ -66,6 +66,21 @@ struct RouteShortcutTests {
         #expect(store.state.count == 5)
     }
 
+    @Test("ids increase on a thread across dispatchers, rejected dispatches included")
+    func idsIncreaseAcrossRejection() async throws {
+        let first = Dispatcher()
+        let second = Dispatcher()
+        try first.register(store: makeCounterStore(reducer: InlineCounterReducer()))
+        try second.register(store: makeCounterStore(reducer: InlineCounterReducer()))
+        _ = await first.shutdown()
+        // No suspension from here on: the three dispatches are made on one thread.
+        let before = second.dispatch(CounterAction.increase, mode: .sync)
+        let rejected = first.dispatch(CounterAction.increase, mode: .sync)
+        let after = second.dispatch(CounterAction.increase, mode: .sync)
+        #expect(before.id < rejected.id)
+        #expect(rejected.id < after.id)
+    }
+
     @Test("a store registered, or unregistered, after the thread took a shortcut changes its next dispatch")
     func registrationRetires() throws {
         let dispatcher = Dispatcher()

@@ -77,6 +77,7 @@ extension Engine {
             state.unlock()
             return reject(
                 boxedAction(at: pointer, of: actionType),
+                id: context.takeTransactionID(),
                 to: identifier,
                 mode: mode,
                 middleware: middleware,
@@ -259,13 +260,13 @@ extension Engine {
     @inline(never)
     private func reject(
         _ action: any ActionType,
+        id: UInt64,
         to identifier: String?,
         mode: DispatchMode,
         middleware: [any Middleware],
         owner: Dispatcher,
         then completion: (@Sendable (DispatchResult) -> Void)?
     ) -> Dispatched {
-        let (id, _) = reserveTransactionIDBlock(size: 1)
         let run = TransactionRun.make(lane: nil)
         run.configure(
             transaction: Transaction(

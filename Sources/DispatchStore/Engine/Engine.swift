@@ -148,8 +148,8 @@ final class Engine: Sendable {
 
 private let transactionIDBlocks = LockedBox<UInt64>(0)
 
-/// Reserves a block of `size` transaction ids, unique in the process without a global lock per dispatch,
-/// and returns its first id and the id after its last.
+/// Reserves a block of `size` transaction ids for one thread, unique in the process without a global
+/// lock per dispatch, and returns its first id and the id after its last; each block follows the last.
 func reserveTransactionIDBlock(size: UInt64 = 4096) -> (UInt64, UInt64) {
     transactionIDBlocks.withLockedValue { next in
         defer { next += size }
