@@ -39,7 +39,7 @@ extension Dispatcher {
     ///   still in flight after the timeout and the cancellations that followed it.
     public func run(shutdownTimeout: Duration?) async throws {
         await waitForCancellation()
-        // A new task: the cancelled one would make the shutdown give up at once.
+        // A new task: in the cancelled one, the shutdown would stop waiting at once.
         let report = await Task { await shutdown(.drain, timeout: shutdownTimeout) }.value
         guard report.isIdle else {
             throw DispatchError(
