@@ -18,7 +18,8 @@ public enum InventoryCommand {
     public static let usage = """
         usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl
                inventory --replay PATH [--verbose | --quiet]
-               inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--verbose | --quiet] < events.jsonl
+               inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N] [--verbose | --quiet]
+                         < events.jsonl
                inventory --nats URL[,URL...] [--stream NAME] --export PATH
                inventory --help
 
@@ -51,7 +52,10 @@ public enum InventoryCommand {
         latest snapshot), appends every accepted event to it, and applies the stream's events, its
         own and those of the other replicas, in stream order. At the end it waits until it has
         applied everything appended so far and adds "stream" to the summary. Several replicas fed
-        different events end with the same stores.
+        different events end with the same stores. Give every server's URL: a replica whose server
+        dies or stops answering goes on through another. On a cluster the stream is kept by three
+        servers (--replicas), so it survives the loss of any one; a stream kept by one server is
+        unavailable while that server is down: every append fails and no replica can start.
 
         options:
           --data DIR      keep the stores' states in DIR (created if missing) and recover them on start
@@ -67,6 +71,9 @@ public enum InventoryCommand {
                           replicate the stores through a NATS JetStream stream on these servers
           --stream NAME   with --nats, the stream's name (default INVENTORY)
           --export PATH   with --nats, write the stream as an action log to PATH (for --replay)
+          --replicas N    with --nats, how many servers keep the stream and its snapshots (default: 3
+                          on a cluster, as many as it has when fewer, 1 on a single server); an
+                          existing stream with fewer is raised to N
           --verbose       also log every event's outcome (info)
           --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                           duplicate ids and ignored cancels, and the start and the end)

@@ -24,6 +24,9 @@ public struct InventoryOptions: Equatable, Sendable {
     /// `--export PATH`: with `--nats`, write the stream as an action log to PATH instead of reading
     /// standard input.
     public var exportPath: String?
+    /// `--replicas N`: with `--nats`, how many servers keep the stream and its snapshots; `nil` when
+    /// not given (the replication then takes three on a cluster, as many as it has when fewer).
+    public var streamReplicas: Int?
     /// `--verbose` or `--quiet`.
     public var verbosity = InventoryService.Verbosity.normal
     /// `-h` or `--help`.
@@ -33,7 +36,7 @@ public struct InventoryOptions: Equatable, Sendable {
     public static let shortUsage =
         "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl, "
         + "or inventory --replay PATH, "
-        + "or inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--export PATH]; "
+        + "or inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N] [--export PATH]; "
         + "inventory --help explains"
 
     /// A command line the program cannot run: a sentence naming the argument.
@@ -82,6 +85,8 @@ public struct InventoryOptions: Equatable, Sendable {
         },
         Option(["--stream"], value: "NAME") { $0.streamName = $1 },
         Option(["--export"], value: "PATH") { $0.exportPath = $1 },
+        // A value that is not a whole number becomes 0, which the check after parsing refuses.
+        Option(["--replicas"], value: "N") { $0.streamReplicas = Int($1) ?? 0 },
         Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
         Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
         Option(["--help", "-h"]) { options, _ in options.showsHelp = true },
@@ -103,6 +108,7 @@ public struct InventoryOptions: Equatable, Sendable {
         ("--snapshot-every", ["--data", "--nats"]),
         ("--stream", ["--nats"]),
         ("--export", ["--nats"]),
+        ("--replicas", ["--nats"]),
     ]
 
     /// The defaults: read standard input, no log, notable outcomes on standard error.
@@ -155,6 +161,9 @@ public struct InventoryOptions: Equatable, Sendable {
         }
         if let streamName, (try? /[A-Za-z0-9_-]+/.wholeMatch(in: streamName)) == nil {
             throw UsageError("--stream needs a NAME of letters, digits, '-' and '_', not '\(streamName)'")
+        }
+        if let streamReplicas, streamReplicas < 1 {
+            throw UsageError("--replicas needs a whole number of 1 or more")
         }
         if let snapshotEvery, snapshotEvery < 1 {
             throw UsageError("--snapshot-every needs a whole number of 1 or more")

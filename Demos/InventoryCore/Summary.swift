@@ -138,13 +138,16 @@ public struct Summary: Codable, Equatable, Sendable {
         /// How many of its accepted events were not applied: their append failed, or was not
         /// applied here in time.
         public var failed: Int
+        /// How many servers keep the stream.
+        public var replicas: Int
 
         /// Creates the counts.
-        public init(name: String, last: UInt64, caughtUp: Int, failed: Int) {
+        public init(name: String, last: UInt64, caughtUp: Int, failed: Int, replicas: Int) {
             self.name = name
             self.last = last
             self.caughtUp = caughtUp
             self.failed = failed
+            self.replicas = replicas
         }
     }
 
@@ -195,7 +198,7 @@ public struct Summary: Codable, Equatable, Sendable {
     }
 
     /// The summary as pretty-printed JSON with sorted, snake_case keys, except the `stream` object's
-    /// (`name`, `last`, `caughtUp`, `failed`), spelled as the replicated inventory documents them.
+    /// (`name`, `last`, `caughtUp`, `failed`, `replicas`), spelled as the replicated inventory documents them.
     public var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -119,6 +119,7 @@ struct ReplicaService {
         var configuration = Replication.Configuration(servers: servers, stream: stream)
         configuration.snapshotEvery = snapshotEvery
         configuration.startsFromSnapshot = fromSnapshot
+        configuration.replicas = options.streamReplicas
         let replication: Replication
         do {
             replication = try await Replication(
@@ -135,7 +136,10 @@ struct ReplicaService {
         } catch {
             ProgramOutput.fail("\(error)")
         }
-        info("Stream \(stream) on \(servers.joined(separator: ", ")): \(replication.catchUp).")
+        info(
+            "Stream \(stream) (kept by \(replication.streamReplicas) server\(replication.streamReplicas == 1 ? "" : "s")) "
+                + "on \(servers.joined(separator: ", ")): \(replication.catchUp)."
+        )
         return replication
     }
 
@@ -160,7 +164,8 @@ struct ReplicaService {
             name: stream,
             last: last,
             caughtUp: replication.catchUp.caughtUp,
-            failed: failed
+            failed: failed,
+            replicas: replication.streamReplicas
         )
         return summary
     }

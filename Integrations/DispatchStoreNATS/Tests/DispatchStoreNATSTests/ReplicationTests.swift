@@ -186,14 +186,13 @@ struct ReplicationTests {
         func attempt(
             _ dispatcher: Dispatcher,
             _ stores: [any AnyStore],
-            stream: String = "S"
+            stream: String = "S",
+            replicas: Int? = nil
         ) async -> ReplicationError? {
+            var configuration = Replication.Configuration(servers: ["nats://127.0.0.1:1"], stream: stream)
+            configuration.replicas = replicas
             do {
-                _ = try await Replication(
-                    dispatcher: dispatcher,
-                    stores: stores,
-                    configuration: Replication.Configuration(servers: ["nats://127.0.0.1:1"], stream: stream)
-                )
+                _ = try await Replication(dispatcher: dispatcher, stores: stores, configuration: configuration)
                 return nil
             } catch {
                 return error
@@ -211,6 +210,8 @@ struct ReplicationTests {
         #expect(notCodable?.message.contains("its state type Clicks is not Codable") == true)
         let badName = await attempt(dispatcher, [ledger], stream: "a.b")
         #expect(badName?.message.contains("The stream name 'a.b'") == true)
+        let noReplicas = await attempt(dispatcher, [ledger], replicas: 0)
+        #expect(noReplicas?.code == .invalidSetup && noReplicas?.message.contains("Replicas must be 1 or more") == true)
         dispatcher.dispatch(LedgerAction.mix(1), mode: .sync)
         let changed = await attempt(dispatcher, [ledger])
         #expect(changed?.message.contains("has applied 1 actions already") == true)

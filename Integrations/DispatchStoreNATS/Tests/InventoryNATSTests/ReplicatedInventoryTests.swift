@@ -65,6 +65,41 @@ struct ReplicatedInventoryTests {
         #expect(sameStores(try Summary.decode(replayed.standardOutput), summaries[0]))
     }
 
+    @Test("the guide's cluster with the demo's defaults: kill -9 of the stream's leader, every replica goes on")
+    func leaderKilledWithDefaults() async throws {
+        let cluster = try await NATSTestCluster.start(nodes: 3)
+        defer { cluster.stop() }
+        // Every URL and no other flag, as the guide shows it.
+        let urls = cluster.urls.joined(separator: ",")
+        let inputs = (0..<3).map { GeneratedEvent.generate(150, seed: UInt64(21 + $0)).map(\.line) }
+        let replicas = try (0..<3).map { _ in try RunningProgram("inventory", ["--nats", urls, "--verbose"]) }
+        for (replica, lines) in zip(replicas, inputs) {
+            replica.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        }
+        #expect(try await waitForOutcome(replicas[0], of: "Line 30"))
+        let leader = try await cluster.leader(ofStream: "INVENTORY")
+        leader.kill()
+        // Appends resume after the election: every replica applies its last event.
+        for replica in replicas {
+            #expect(try await waitForOutcome(replica, of: "Line 150"))
+        }
+        for replica in replicas {
+            replica.closeInput()
+        }
+        var summaries: [Summary] = []
+        for replica in replicas {
+            let output = await offThePool { replica.wait() }
+            #expect(output.status == 0, "\(output.standardError)")
+            #expect(!output.standardError.contains("inventory: error:"), "\(output.standardError)")
+            summaries.append(try Summary.decode(output.standardOutput))
+        }
+        for summary in summaries {
+            #expect(summary.lines == Summary.Lines(read: 150, accepted: 150, bad: 0))
+            #expect(summary.stream?.replicas == 3 && summary.stream?.failed == 0 && summary.stream?.last == 450)
+            #expect(sameStores(summary, summaries[0]))
+        }
+    }
+
     @Test("kill -9 of a replica mid-stream: restarted, it catches up from a snapshot and the stream, and converges")
     func killedReplica() async throws {
         let cluster = try await NATSTestCluster.start()

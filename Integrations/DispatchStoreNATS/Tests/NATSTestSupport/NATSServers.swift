@@ -344,6 +344,23 @@ public final class NATSTestCluster: Sendable {
         throw TestServerError("JetStream did not answer at \(url) within \(seconds) s: \(last)")
     }
 
+    /// The server that leads the stream named `stream` now, as the servers report it.
+    ///
+    /// - Throws: ``TestServerError`` when no server names a leader within `seconds`.
+    public func leader(ofStream stream: String, seconds: Double = 60) async throws -> NATSServer {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let running = servers.filter { $0.processIdentifier != nil }
+            if let connection = try? await NATSConnection.connect(to: running.map(\.url)) {
+                let name = try? await connection.streamInfo(stream).leader
+                await connection.close()
+                if let server = servers.first(where: { $0.name == name }) { return server }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw TestServerError("no server named a leader of stream \(stream) within \(seconds) s")
+    }
+
     /// Stops every server by its process id and removes the directory.
     public func stop() {
         for server in servers {

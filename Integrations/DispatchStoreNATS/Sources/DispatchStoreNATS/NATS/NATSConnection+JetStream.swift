@@ -158,6 +158,46 @@ extension NATSConnection {
         }
     }
 
+    /// Raises the number of servers that keep a copy of the stream named `name` to `replicas`, when
+    /// it has fewer; never lowers it.
+    ///
+    /// The servers copy the stream's messages to the new replicas themselves, while it stays in use.
+    ///
+    /// - Parameters:
+    ///   - name: The stream's name (a key-value bucket's stream is `KV_<bucket>`).
+    ///   - replicas: How many servers should keep a copy at least.
+    /// - Returns: The stream's state, after the change when there was one.
+    /// - Throws: ``NATSError`` naming the stream when it cannot be read, or the servers refused the
+    ///   change (for example JetStream error 10074 on a server that is not in a cluster, or
+    ///   "insufficient resources" when the cluster has fewer servers).
+    @discardableResult
+    func raiseReplicas(ofStream name: String, to replicas: Int) async throws(NATSError) -> StreamInfo {
+        try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            var status = js_GetStreamInfo(&info, jetStream, name, nil, &code)
+            guard status == NATS_OK, let info else {
+                throw handle.error(status, jetStreamCode: code, "reading the state of stream \(name)", stream: name)
+            }
+            defer { jsStreamInfo_Destroy(info) }
+            let current = info.pointee.Config.pointee.Replicas
+            guard current < Int64(replicas) else { return StreamInfo(info.pointee) }
+            info.pointee.Config.pointee.Replicas = Int64(replicas)
+            var updated: UnsafeMutablePointer<jsStreamInfo>?
+            status = js_UpdateStream(&updated, jetStream, info.pointee.Config, nil, &code)
+            guard status == NATS_OK, let updated else {
+                throw handle.error(
+                    status,
+                    jetStreamCode: code,
+                    "raising stream \(name) from \(current) to \(replicas) replicas",
+                    stream: name
+                )
+            }
+            defer { jsStreamInfo_Destroy(updated) }
+            return StreamInfo(updated.pointee)
+        }
+    }
+
     /// Deletes the stream named `name` and every message in it.
     ///
     /// - Parameter name: The stream's name.

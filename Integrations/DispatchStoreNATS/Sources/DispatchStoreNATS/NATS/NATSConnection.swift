@@ -133,6 +133,27 @@ public final class NATSConnection: Sendable {
         handle.stateDescription
     }
 
+    /// The URLs of the servers the client knows of: those it was given and those their cluster
+    /// told it about (nats.c's pool), each once.
+    ///
+    /// On a cluster, the server a client connects to names the cluster's other servers, so this is
+    /// the cluster's size even when one URL was given (unless ``Options/usesOnlyGivenServers``).
+    var knownServers: [String] {
+        (try? handle.withConnection { connection, _ in
+            var list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+            var count: Int32 = 0
+            guard natsConnection_GetServers(connection, &list, &count) == NATS_OK, let list else { return [] }
+            defer { free(list) }
+            var urls: [String] = []
+            for index in 0..<Int(count) {
+                guard let url = list[index] else { continue }
+                urls.append(String(cString: url))
+                free(url)
+            }
+            return urls
+        }) ?? []
+    }
+
     /// The largest message the server takes, in bytes (its `max_payload`; 1 MiB by default).
     public var maximumPayload: Int {
         (try? handle.withConnection { connection, _ in Int(natsConnection_GetMaxPayload(connection)) }) ?? 0

@@ -61,9 +61,21 @@ public final class Replication: Sendable {
         public var stream: String
         /// The subject the stream stores and replicas append to: `dispatchstore.<stream>` by default.
         public var subject: String
-        /// How many servers keep the stream and the snapshots, when they are created: 1, or 3 on a
-        /// cluster (R3), so that they survive the loss of one server.
-        public var replicas: Int = 1
+        /// How many servers keep the stream and the snapshots, or `nil` (the default) for three on
+        /// a cluster of three servers or more, as many as the cluster has when fewer, and one on a
+        /// single server.
+        ///
+        /// With three, the stream and the snapshots survive the loss of any one server: its
+        /// replicas elect a new leader within seconds and appends go on. With one, they live on
+        /// one server: while it is down, every append fails and no replica can start.
+        ///
+        /// The cluster's size is what the servers tell the client (the servers it was given and
+        /// those it discovered), not the number of URLs given. A stream or bucket that exists with
+        /// fewer replicas is raised to this number when the replica starts (JetStream copies the
+        /// messages to the new servers while the stream stays in use); one with more is left as it
+        /// is. When the servers refuse to raise it, the replica does not start: the error names both
+        /// numbers.
+        public var replicas: Int?
         /// How many messages between two snapshots, or `nil` for none.
         public var snapshotEvery: Int? = 1_000
         /// Whether a starting replica loads the latest snapshot (`true`), or applies the whole stream
@@ -90,8 +102,9 @@ public final class Replication: Sendable {
         /// How to upgrade states in snapshots written with an older ``VersionedState/stateVersion``.
         public var migrations: [StateMigration] = []
 
-        /// A configuration for `stream` on `servers`, with the defaults: one replica of the stream,
-        /// a snapshot every 1,000 messages, 30 seconds for a perform, no limit on the stream.
+        /// A configuration for `stream` on `servers`, with the defaults: the stream kept by three
+        /// servers (as many as the cluster has, when fewer), a snapshot every 1,000 messages, 30
+        /// seconds for a perform, no limit on the stream.
         ///
         /// - Parameters:
         ///   - servers: The NATS servers' URLs.
@@ -156,6 +169,79 @@ public final class Replication: Sendable {
         }
     }
 
+    /// Creates the stream and the snapshots' bucket, or opens them, with at least the replicas
+    /// asked for (raising those of an existing one).
+    ///
+    /// - Returns: The stream's state and the bucket.
+    /// - Throws: ``ReplicationError/Code/unavailable`` when the servers cannot be used,
+    ///   ``ReplicationError/Code/invalidSetup`` naming both numbers when the stream or the bucket
+    ///   has fewer replicas than asked and the servers refuse to raise them.
+    private static func openStream(
+        _ configuration: Configuration,
+        on connection: NATSConnection,
+        until deadline: ContinuousClock.Instant
+    ) async throws(ReplicationError) -> (StreamInfo, KeyValueBucket) {
+        let stream = configuration.stream
+        let clusterSize = Set(connection.knownServers).count
+        var replicas = configuration.replicas ?? min(3, max(1, clusterSize))
+        var streamConfiguration = StreamConfiguration(
+            name: stream,
+            subjects: [configuration.subject],
+            replicas: replicas
+        )
+        streamConfiguration.maximumMessages = configuration.maximumMessages
+        var info: StreamInfo
+        do {
+            do {
+                info = try await retryingTransient(until: deadline) { () async throws(NATSError) in
+                    try await connection.createStream(streamConfiguration)
+                }
+            } catch  where configuration.replicas == nil && replicas > 1 && error.jetStreamCode == 10074 {
+                // The servers the client knows of are not one cluster (several names for one server):
+                // the default is what the server takes.
+                replicas = 1
+                streamConfiguration.replicas = 1
+                info = try await retryingTransient(until: deadline) { () async throws(NATSError) in
+                    try await connection.createStream(streamConfiguration)
+                }
+            }
+        } catch {
+            throw cannotStart(stream, error)
+        }
+        let bucketName = configuration.snapshotBucket
+        let bucket: KeyValueBucket
+        do {
+            bucket = try await retryingTransient(until: deadline) { () async throws(NATSError) in
+                try await connection.keyValueBucket(bucketName, replicas: replicas)
+            }
+        } catch {
+            throw cannotStart(stream, error)
+        }
+        // "No suitable peers" passes when a server is starting, not when the cluster is too small: a
+        // few seconds for it.
+        let raiseDeadline = min(deadline, ContinuousClock.now + .seconds(5))
+        for (name, what) in [(stream, "stream \(stream)"), ("KV_\(bucketName)", "the snapshots' bucket \(bucketName)")]
+        {
+            let current: StreamInfo
+            do {
+                current = try await retryingTransient(until: raiseDeadline) { () async throws(NATSError) in
+                    try await connection.raiseReplicas(ofStream: name, to: replicas)
+                }
+            } catch {
+                throw ReplicationError(
+                    .invalidSetup,
+                    stream: stream,
+                    natsError: error,
+                    message: "\(what) is kept by fewer servers than the \(replicas) asked for, and the servers did not "
+                        + "raise it: \(clause(of: error)); set Replication.Configuration.replicas to the number it has, "
+                        + "or give the cluster more servers"
+                )
+            }
+            if name == stream { info = current }
+        }
+        return (info, bucket)
+    }
+
     /// The error of a start that `error` stopped.
     private static func cannotStart(_ stream: String, _ error: NATSError) -> ReplicationError {
         ReplicationError(
@@ -180,6 +266,9 @@ public final class Replication: Sendable {
     public let catchUp: CatchUp
     /// The dispatcher whose stores are replicated.
     public let dispatcher: Dispatcher
+    /// How many servers keep the stream when the replica started (at least the configuration's
+    /// ``Configuration/replicas``, whose default is three on a cluster).
+    public let streamReplicas: Int
     /// The replicated stores' identifiers.
     public let storeIdentifiers: [String]
     let connection: NATSConnection
@@ -236,27 +325,11 @@ public final class Replication: Sendable {
         self.connection = connection
         let problems = Locked<[ReplicationError]>([])
         do throws(ReplicationError) {
-            var streamConfiguration = StreamConfiguration(
-                name: stream,
-                subjects: [configuration.subject],
-                replicas: configuration.replicas
-            )
-            streamConfiguration.maximumMessages = configuration.maximumMessages
-            let info: StreamInfo
-            let bucket: KeyValueBucket
             // A cluster that just started may not have placed every server yet: transient errors are
             // tried again until the configuration's timeout.
             let deadline = ContinuousClock.now + configuration.timeout
-            do {
-                info = try await retryingTransient(until: deadline) { () async throws(NATSError) in
-                    try await connection.createStream(streamConfiguration)
-                }
-                bucket = try await retryingTransient(until: deadline) { () async throws(NATSError) in
-                    try await connection.keyValueBucket(configuration.snapshotBucket, replicas: configuration.replicas)
-                }
-            } catch {
-                throw Self.cannotStart(stream, error)
-            }
+            let (info, bucket) = try await Self.openStream(configuration, on: connection, until: deadline)
+            streamReplicas = info.replicas
             let snapshots = SnapshotStore(
                 bucket: bucket,
                 stream: stream,

@@ -80,7 +80,7 @@ struct Replica {
         name: String? = nil,
         snapshotEvery: Int? = nil,
         maximumMessages: Int64? = nil,
-        replicas: Int = 1,
+        replicas: Int? = nil,
         timeout: Duration = .seconds(30),
         connection: NATSConnection.Options = NATSConnection.Options(),
         onApply: (@Sendable (Replication.AppliedMessage) -> Void)? = nil
