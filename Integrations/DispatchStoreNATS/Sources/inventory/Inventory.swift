@@ -46,6 +46,9 @@ struct ReplicaService {
                 event: line.map { "Line \($0)" } ?? "Stream message \(applied.sequence)"
             )
         }
+        if verbose == .verbose {
+            Task { await logLag(of: replication) }
+        }
         let performing = Performing()
         let failed = Locked(0)
         let stopper = Stopper(info: info) { reason in
@@ -143,6 +146,18 @@ struct ReplicaService {
         return replication
     }
 
+    /// Logs how far behind the stream the replica is, when that moves by `threshold` messages or
+    /// more from what was logged last, and when it is back to none.
+    private func logLag(of replication: Replication, threshold: UInt64 = 100) async {
+        var logged: UInt64 = 0
+        for await lag in replication.lagUpdates() {
+            let moved = max(lag.behind, logged) - min(lag.behind, logged)
+            guard moved >= threshold || (lag.behind == 0 && logged > 0) else { continue }
+            logged = lag.behind
+            info("Stream \(stream): \(lag).")
+        }
+    }
+
     /// Waits until the replica applied everything appended so far, closes it and sums up.
     private func finish(
         _ service: InventoryService,
@@ -157,15 +172,16 @@ struct ReplicaService {
             ProgramOutput.writeError("inventory: error: The replica did not catch up with stream \(stream): \(error)")
             failed = max(failed, 1)
         }
-        let last = replication.appliedSequence
+        let lag = replication.lag
         await replication.close()
         var summary = await service.finish(reason: reason)
         summary.stream = Summary.Stream(
             name: stream,
-            last: last,
+            last: lag.appliedSequence,
             caughtUp: replication.catchUp.caughtUp,
             failed: failed,
-            replicas: replication.streamReplicas
+            replicas: replication.streamReplicas,
+            behind: lag.behind
         )
         return summary
     }

@@ -96,6 +96,7 @@ struct ReplicatedInventoryTests {
         for summary in summaries {
             #expect(summary.lines == Summary.Lines(read: 150, accepted: 150, bad: 0))
             #expect(summary.stream?.replicas == 3 && summary.stream?.failed == 0 && summary.stream?.last == 450)
+            #expect(summary.stream?.behind == 0)
             #expect(sameStores(summary, summaries[0]))
         }
     }
@@ -139,6 +140,9 @@ struct ReplicatedInventoryTests {
         #expect((summary.stream?.caughtUp ?? 99) < 20, "\(restarted.standardError)\n\(survivor.standardError)")
         // The stream object's keys are spelled as documented: name, last, caughtUp, failed.
         #expect(restarted.standardOutput.contains("\"caughtUp\" : \(summary.stream?.caughtUp ?? -1)"))
+        #expect(
+            restarted.standardOutput.contains("\"behind\" : 0") && restarted.standardOutput.contains("\"replicas\" : 1")
+        )
 
         let export = directory.file("export.jsonl").path
         let exported = try await runInventory(["--nats", cluster.urls[0], "--export", export])
