@@ -62,17 +62,10 @@ public final class NATSServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let pipe = Pipe()
-        let watcher = Process()
-        watcher.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watcher.arguments = ["-c", "read _; kill -9 \(process.processIdentifier) 2>/dev/null"]
-        watcher.standardInput = pipe
-        watcher.standardOutput = FileHandle.nullDevice
-        watcher.standardError = FileHandle.nullDevice
-        try? watcher.run()
+        let watcher = watchdog(killing: process.processIdentifier)
         lock.lock()
         self.process = process
-        self.watcher = watcher.isRunning ? (watcher, pipe) : nil
+        self.watcher = watcher
         lock.unlock()
         NATSServer.running.withLock { _ = $0.insert(process.processIdentifier) }
         NATSServer.stopsAtExit
@@ -126,7 +119,7 @@ public final class NATSServer: @unchecked Sendable {
 
     #if os(Linux)
     /// Whether every thread of the process `pid` is stopped, as `/proc` says.
-    private static func isStopped(_ pid: Int32) -> Bool {
+    static func isStopped(_ pid: Int32) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return !tasks.isEmpty
             && tasks.allSatisfy { task in
@@ -235,8 +228,24 @@ public final class NATSServer: @unchecked Sendable {
 }
 
 /// Sends signal `number` to the process `pid` (`kill(2)`, which `NATSServer.kill()` hides).
-private func send(_ number: Int32, to pid: Int32) {
+func send(_ number: Int32, to pid: Int32) {
     _ = kill(pid, number)
+}
+
+/// A process that kills the process `pid` (`kill -9`) when this one dies without stopping it (a
+/// crash, a signal): it waits on a pipe whose writing end only this process holds.
+///
+/// - Returns: The watchdog and its pipe, to be kept while `pid` runs; `nil` when it did not start.
+func watchdog(killing pid: Int32) -> (process: Process, pipe: Pipe)? {
+    let pipe = Pipe()
+    let watcher = Process()
+    watcher.executableURL = URL(fileURLWithPath: "/bin/sh")
+    watcher.arguments = ["-c", "read _; kill -9 \(pid) 2>/dev/null"]
+    watcher.standardInput = pipe
+    watcher.standardOutput = FileHandle.nullDevice
+    watcher.standardError = FileHandle.nullDevice
+    try? watcher.run()
+    return watcher.isRunning ? (watcher, pipe) : nil
 }
 
 /// One server, or a cluster of three with JetStream replicated (R3 streams), started for a test and

@@ -48,7 +48,7 @@ public final class NATSConnection: Sendable {
     public let servers: [String]
     /// The options it was made with.
     public let options: Options
-    let handle: NATSHandle
+    package let handle: NATSHandle
 
     private init(handle: NATSHandle, options: Options) {
         self.handle = handle

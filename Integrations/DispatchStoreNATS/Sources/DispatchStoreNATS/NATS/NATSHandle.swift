@@ -5,7 +5,7 @@ import Foundation
 /// A nats.c connection and the JetStream context for its API calls, with their lifetime guarded:
 /// a call holds a use of the handle while it runs, and ``close()`` destroys the C objects only once
 /// no call holds one, so that no call ever reaches freed memory.
-final class NATSHandle: @unchecked Sendable {
+package final class NATSHandle: @unchecked Sendable {
     // @unchecked: `connection`, `jetStream` and the objects in `owned` are nats.c objects, which are
     // thread-safe; `uses`, `closed` and `owned` are only touched while holding `condition`, and the C
     // objects are destroyed only once `uses` is 0 and `closed` is set.

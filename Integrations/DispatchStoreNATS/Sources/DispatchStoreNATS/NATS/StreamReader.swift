@@ -1,19 +1,19 @@
 import CNATS
 import DispatchStore
-import Foundation
+package import Foundation
 
 /// A message a ``StreamReader`` delivered.
-struct DeliveredMessage: Sendable {
+package struct DeliveredMessage: Sendable {
     /// Its sequence number in the stream.
-    let sequence: UInt64
+    package let sequence: UInt64
     /// How many messages of the stream after it the reader had not delivered yet.
-    let pending: UInt64
+    package let pending: UInt64
     /// When the stream stored it, in nanoseconds since 1970.
-    let timestamp: Int64
+    package let timestamp: Int64
     /// Its id (`Nats-Msg-Id`), if it has one.
-    let messageID: String?
+    package let messageID: String?
     /// Its payload.
-    let data: Data
+    package let data: Data
 }
 
 /// Reads a stream's messages in order from a start sequence, through a JetStream ordered consumer,
@@ -27,9 +27,9 @@ struct DeliveredMessage: Sendable {
 ///
 /// - Note: Thread-safe. The closure is called on one thread, one message at a time, in order; after
 ///   ``close()`` returns it is no longer called for a message that was not handed to it already.
-final class StreamReader: Sendable {
+package final class StreamReader: Sendable {
     /// Hears of each message delivered.
-    typealias Deliver = @Sendable (DeliveredMessage) -> Void
+    package typealias Deliver = @Sendable (DeliveredMessage) -> Void
 
     let stream: String
     private let handle: NATSHandle
@@ -63,7 +63,7 @@ final class StreamReader: Sendable {
     ///   - startSequence: The first message to deliver (1 for the stream's first).
     ///   - deliver: Hears of each message, on the subscription's thread.
     /// - Throws: ``NATSError`` naming the stream.
-    init(
+    package init(
         handle: NATSHandle,
         stream: String,
         subject: String,
@@ -146,7 +146,7 @@ final class StreamReader: Sendable {
     /// Ends the subscription; the server then deletes the ephemeral consumer.
     ///
     /// Calling it again does nothing.
-    func close() {
+    package func close() {
         let first = closed.withLock { closed in
             defer { closed = true }
             return !closed
