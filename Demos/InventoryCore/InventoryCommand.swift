@@ -74,6 +74,19 @@ public enum InventoryCommand {
           --replicas N    with --nats, how many servers keep the stream and its snapshots (default: 3
                           on a cluster, as many as it has when fewer, 1 on a single server); an
                           existing stream with fewer is raised to N
+          --nats-user NAME
+                          with --nats, the user to connect as; the password is read from
+                          --nats-password-file PATH, or else from the environment variable
+                          NATS_PASSWORD (never from the command line, never printed)
+          --nats-token-file PATH
+                          with --nats, connect with the token in PATH (or in NATS_TOKEN, when no
+                          other credentials are given)
+          --nats-creds PATH
+                          with --nats, connect with a credentials file (a user's JWT and NKey seed)
+          --nats-ca PATH  with --nats, talk TLS and trust the authorities in PATH (PEM); a tls:// URL
+                          turns TLS on too
+          --nats-cert PATH --nats-key PATH
+                          with --nats, the certificate and key to show servers that ask for one
           --verbose       also log every event's outcome (info)
           --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                           duplicate ids and ignored cancels, and the start and the end)

@@ -123,6 +123,8 @@ struct ReplicaService {
         configuration.snapshotEvery = snapshotEvery
         configuration.startsFromSnapshot = fromSnapshot
         configuration.replicas = options.streamReplicas
+        configuration.credentials = credentials()
+        configuration.tls = tls()
         let replication: Replication
         do {
             replication = try await Replication(
@@ -140,10 +142,67 @@ struct ReplicaService {
             ProgramOutput.fail("\(error)")
         }
         info(
-            "Stream \(stream) (kept by \(replication.streamReplicas) server\(replication.streamReplicas == 1 ? "" : "s")) "
+            "Stream \(stream) (kept by \(replication.catchUp.streamReplicas) server\(replication.catchUp.streamReplicas == 1 ? "" : "s")) "
                 + "on \(servers.joined(separator: ", ")): \(replication.catchUp)."
         )
         return replication
+    }
+
+    /// The credentials the command line names, if any.
+    ///
+    /// A user and the password from its file or from `NATS_PASSWORD`, a token from its file or from
+    /// `NATS_TOKEN`, or a credentials file. Exits 1 naming the file or the variable when a secret
+    /// cannot be read; never prints a secret.
+    private func credentials() -> Replication.Credentials? {
+        let environment = ProcessInfo.processInfo.environment
+        if let user = options.natsUser {
+            if let path = options.natsPasswordFile {
+                return .password(user: user, password: secret(in: path, "password"))
+            }
+            guard let password = environment["NATS_PASSWORD"], !password.isEmpty else {
+                ProgramOutput.fail(
+                    "--nats-user \(user) needs a password: --nats-password-file PATH, or the environment variable "
+                        + "NATS_PASSWORD"
+                )
+            }
+            return .password(user: user, password: password)
+        }
+        if let path = options.natsTokenFile {
+            return .token(secret(in: path, "token"))
+        }
+        if let path = options.natsCredentialsFile {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                ProgramOutput.fail("The credentials file \(path) cannot be read")
+            }
+            return .file(path)
+        }
+        if let token = environment["NATS_TOKEN"], !token.isEmpty {
+            return .token(token)
+        }
+        return nil
+    }
+
+    /// The secret in the file at `path`, without its final newline.
+    private func secret(in path: String, _ what: String) -> String {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            ProgramOutput.fail("The \(what) file \(path) cannot be read: \((error as NSError).localizedDescription)")
+        }
+        let secret = text.trimmingCharacters(in: .newlines)
+        if secret.isEmpty { ProgramOutput.fail("The \(what) file \(path) is empty") }
+        return secret
+    }
+
+    /// The TLS settings the command line names, if any.
+    private func tls() -> Replication.TLS? {
+        guard options.natsAuthority != nil || options.natsCertificate != nil else { return nil }
+        return Replication.TLS(
+            trustedCertificates: options.natsAuthority,
+            certificate: options.natsCertificate,
+            privateKey: options.natsKey
+        )
     }
 
     /// Logs how far behind the stream the replica is, when that moves by `threshold` messages or
@@ -180,7 +239,7 @@ struct ReplicaService {
             last: lag.appliedSequence,
             caughtUp: replication.catchUp.caughtUp,
             failed: failed,
-            replicas: replication.streamReplicas,
+            replicas: replication.catchUp.streamReplicas,
             behind: lag.behind
         )
         return summary

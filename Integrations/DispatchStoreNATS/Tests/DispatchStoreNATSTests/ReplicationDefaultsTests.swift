@@ -15,7 +15,7 @@ struct ReplicationDefaultsTests {
         defer { cluster.stop() }
         // One URL: the cluster's size comes from the servers, not from the list given.
         let replica = try await Replica.start([cluster.urls[1]], stream: "LEDGER")
-        #expect(replica.replication.streamReplicas == 3)
+        #expect(replica.replication.catchUp.streamReplicas == 3)
         let connection = try await NATSConnection.connect(to: cluster.urls)
         #expect(try await connection.streamInfo("LEDGER").replicas == 3)
         #expect(try await connection.streamInfo("KV_LEDGER-snapshots").replicas == 3)
@@ -25,7 +25,7 @@ struct ReplicationDefaultsTests {
         let single = try await NATSTestCluster.start(nodes: 1)
         defer { single.stop() }
         let alone = try await Replica.start(single.urls, stream: "LEDGER")
-        #expect(alone.replication.streamReplicas == 1)
+        #expect(alone.replication.catchUp.streamReplicas == 1)
         try await alone.replication.perform(LedgerAction.mix(1))
         await alone.replication.close()
     }
@@ -50,7 +50,7 @@ struct ReplicationDefaultsTests {
             messageID: "earlier.1"
         )
         let replica = try await Replica.start([cluster.urls[0]], stream: "OLD")
-        #expect(replica.replication.streamReplicas == 3)
+        #expect(replica.replication.catchUp.streamReplicas == 3)
         #expect(try await connection.streamInfo("OLD").replicas == 3)
         #expect(try await connection.streamInfo("KV_OLD-snapshots").replicas == 3)
         // The message appended before is still there, and applied.
@@ -61,7 +61,7 @@ struct ReplicationDefaultsTests {
 
         // Fewer asked than the stream has: it is left as it is.
         let fewer = try await Replica.start(cluster.urls, stream: "OLD", replicas: 1)
-        #expect(fewer.replication.streamReplicas == 3)
+        #expect(fewer.replication.catchUp.streamReplicas == 3)
         await fewer.replication.close()
 
         // More than the cluster has: refused, naming both numbers, and nothing started.

@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreNATS
+public import DispatchStoreNATS
 public import Foundation
 import TestSupport
 
@@ -260,13 +260,21 @@ public final class NATSTestCluster: Sendable {
     public let servers: [NATSServer]
     /// The directory of their configurations, logs and JetStream stores.
     public let directory: URL
+    /// The TLS and users the servers have, if any.
+    public let security: TestSecurity?
 
     /// Every server's URL.
     public var urls: [String] { servers.map(\.url) }
 
-    private init(servers: [NATSServer], directory: URL) {
+    private init(servers: [NATSServer], directory: URL, security: TestSecurity?) {
         self.servers = servers
         self.directory = directory
+        self.security = security
+    }
+
+    /// The options of the tests' own connections: as ``TestUser/admin`` over TLS on a secured cluster.
+    public var adminOptions: NATSConnection.Options {
+        security?.options(as: .admin) ?? NATSConnection.Options()
     }
 
     /// Starts `nodes` servers (1, or 3 in a cluster) and waits until JetStream answers on each.
@@ -274,9 +282,15 @@ public final class NATSTestCluster: Sendable {
     /// - Parameters:
     ///   - nodes: 1 or 3.
     ///   - maximumPayload: The servers' `max_payload` in bytes, when not the default 1 MiB.
+    ///   - makeSecurity: Makes the users with their permissions, and the TLS on client and route
+    ///     connections, given a directory for the certificates; `nil` for neither.
     /// - Returns: The running servers.
     /// - Throws: ``TestServerError`` when a server does not start or JetStream does not answer.
-    public static func start(nodes: Int = 1, maximumPayload: Int? = nil) async throws -> NATSTestCluster {
+    public static func start(
+        nodes: Int = 1,
+        maximumPayload: Int? = nil,
+        security makeSecurity: ((URL) throws -> TestSecurity)? = nil
+    ) async throws -> NATSTestCluster {
         precondition(nodes == 1 || nodes == 3, "a test cluster has 1 or 3 nodes")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nats-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -284,6 +298,7 @@ public final class NATSTestCluster: Sendable {
         while ports.count < nodes * 2 {
             ports.insert(try NATSServer.freePort())
         }
+        let security = try makeSecurity?(directory.appendingPathComponent("certificates"))
         let list = Array(ports)
         let clientPorts = Array(list[0..<nodes])
         let routePorts = Array(list[nodes...])
@@ -295,10 +310,12 @@ public final class NATSTestCluster: Sendable {
             var text = "server_name: \(name)\nlisten: 127.0.0.1:\(clientPorts[index])\n"
             text += "jetstream { store_dir: \"\(directory.path)/\(name)\" }\n"
             if let maximumPayload { text += "max_payload: \(maximumPayload)\n" }
+            if let security { text += security.configuration() }
             if nodes > 1 {
                 let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
                 text +=
-                    "cluster { name: \(clusterName), listen: 127.0.0.1:\(routePorts[index]), routes: [\(routes)] }\n"
+                    "cluster {\n  name: \(clusterName)\n  listen: 127.0.0.1:\(routePorts[index])\n  routes: [\(routes)]\n"
+                    + (security.map { "  " + $0.routeConfiguration() + "\n" } ?? "") + "}\n"
             }
             let configuration = directory.appendingPathComponent("\(name).conf")
             try text.write(to: configuration, atomically: true, encoding: .utf8)
@@ -311,7 +328,7 @@ public final class NATSTestCluster: Sendable {
                 )
             )
         }
-        let cluster = NATSTestCluster(servers: servers, directory: directory)
+        let cluster = NATSTestCluster(servers: servers, directory: directory, security: security)
         do {
             for server in servers {
                 try server.start()
@@ -334,7 +351,7 @@ public final class NATSTestCluster: Sendable {
         var last = ""
         while Date() < deadline {
             do {
-                let connection = try await NATSConnection.connect(to: [url])
+                let connection = try await NATSConnection.connect(to: [url], options: adminOptions)
                 let answered: Bool
                 do {
                     _ = try await connection.streamInfo("READINESS")
@@ -360,7 +377,7 @@ public final class NATSTestCluster: Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let running = servers.filter { $0.processIdentifier != nil }
-            if let connection = try? await NATSConnection.connect(to: running.map(\.url)) {
+            if let connection = try? await NATSConnection.connect(to: running.map(\.url), options: adminOptions) {
                 let name = try? await connection.streamInfo(stream).leader
                 await connection.close()
                 if let server = servers.first(where: { $0.name == name }) { return server }

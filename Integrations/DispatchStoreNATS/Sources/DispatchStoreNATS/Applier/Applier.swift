@@ -91,6 +91,11 @@ final class Applier: @unchecked Sendable {
     func start(until deadline: ContinuousClock.Instant) async throws(ReplicationError) {
         while true {
             let work = lock.withLock { machine.nextWork(now: .now, hasDeliveries: false) }
+            if case .wait(let until?) = work {
+                // A failure that may pass, a moment ago: the machine says when to try again.
+                try? await Task.sleep(until: until, clock: .continuous)
+                continue
+            }
             guard case .open(let from, let generation) = work else {
                 preconditionFailure("DispatchStoreNATS: a new applier's first work is \(work), not opening a reader")
             }
@@ -256,7 +261,7 @@ final class Applier: @unchecked Sendable {
     /// The error for a NATS failure while doing `what`.
     func unavailable(_ error: NATSError, _ what: String) -> ReplicationError {
         ReplicationError(
-            .unavailable,
+            error.code == .notPermitted ? .notPermitted : .unavailable,
             stream: context.stream,
             natsError: error,
             message: "\(what): \(clause(of: error))"

@@ -263,9 +263,10 @@ final class AsyncPublisher: @unchecked Sendable {
         }
         let status = failure?.pointee.Err ?? NATS_ERR
         let code = failure?.pointee.ErrCode ?? jsErrCode(0)
-        var error = handle.error(status, jetStreamCode: code, "publishing message \(id)")
-        if let text = failure?.pointee.ErrText.map({ String(cString: $0) }), !text.isEmpty {
-            let subject = String(cString: natsMsg_GetSubject(message))
+        let subject = String(cString: natsMsg_GetSubject(message))
+        var error = handle.error(status, jetStreamCode: code, "publishing message \(id)", subject: subject)
+        if error.code != .notPermitted, let text = failure?.pointee.ErrText.map({ String(cString: $0) }), !text.isEmpty
+        {
             error = NATSError(
                 error.code,
                 servers: error.servers,

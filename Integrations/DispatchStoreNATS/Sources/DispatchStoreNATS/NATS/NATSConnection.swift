@@ -38,6 +38,11 @@ public final class NATSConnection: Sendable {
         /// Whether to connect only to the servers given, never to the other servers of their cluster
         /// that a server tells the client about.
         public var usesOnlyGivenServers = false
+        /// Who the client is to the servers, when they ask.
+        package var credentials: Replication.Credentials?
+        /// How the client checks the servers, and proves who it is, over TLS; `nil` for no TLS
+        /// unless a URL starts with `tls://`.
+        package var tls: Replication.TLS?
 
         /// The defaults: a 2-second connect timeout, 5-second requests, a server given up after
         /// about 3 seconds of silence.
@@ -103,6 +108,9 @@ public final class NATSConnection: Sendable {
         _ = natsOptions_SetReconnectWait(settings, options.reconnectWait.milliseconds)
         _ = natsOptions_SetReconnectJitter(settings, 100, 1_000)
         _ = natsOptions_SetIgnoreDiscoveredServers(settings, options.usesOnlyGivenServers)
+        try secure(settings, options, servers: servers)
+        let key = NATSHandle.registry.newKey()
+        _ = natsOptions_SetErrorHandler(settings, connectionReportedError, UnsafeMutableRawPointer(bitPattern: key))
         var connection: OpaquePointer?
         status = natsConnection_Connect(&connection, settings)
         guard status == NATS_OK, let connection else {
@@ -118,7 +126,44 @@ public final class NATSConnection: Sendable {
             natsConnection_Destroy(connection)
             throw error
         }
-        return NATSHandle(servers: servers, connection: connection, jetStream: jetStream)
+        return NATSHandle(servers: servers, connection: connection, jetStream: jetStream, key: key)
+    }
+
+    /// Sets the credentials and the TLS settings of `options` on `settings`.
+    ///
+    /// - Throws: ``NATSError`` naming the file that cannot be read, or the setting the client refused.
+    private static func secure(_ settings: OpaquePointer, _ options: Options, servers: [String]) throws(NATSError) {
+        func check(_ status: natsStatus, _ what: String) throws(NATSError) {
+            guard status == NATS_OK else { throw NATSHandle.error(status, what, servers: servers) }
+        }
+        switch options.credentials {
+        case .password(let user, let password)?:
+            try check(natsOptions_SetUserInfo(settings, user, password), "setting the user \(user)")
+        case .token(let token)?:
+            try check(natsOptions_SetToken(settings, token), "setting the token")
+        case .file(let path)?:
+            try check(
+                natsOptions_SetUserCredentialsFromFiles(settings, path, nil),
+                "reading the credentials file \(path)"
+            )
+        case nil:
+            break
+        }
+        let tlsURL = servers.contains { $0.lowercased().hasPrefix("tls://") }
+        guard let tls = options.tls ?? (tlsURL ? Replication.TLS() : nil) else { return }
+        try check(natsOptions_SetSecure(settings, true), "turning TLS on")
+        if let authority = tls.trustedCertificates {
+            try check(
+                natsOptions_LoadCATrustedCertificates(settings, authority),
+                "loading the certificates to trust from \(authority)"
+            )
+        }
+        if let certificate = tls.certificate {
+            try check(
+                natsOptions_LoadCertificatesChain(settings, certificate, tls.privateKey ?? certificate),
+                "loading the client certificate \(certificate) and its key \(tls.privateKey ?? certificate)"
+            )
+        }
     }
 
     /// Whether the connection is connected to a server now (not reconnecting, not closed).

@@ -37,6 +37,12 @@ public struct NATSError: Error, Sendable, Hashable, CustomStringConvertible, Cus
         public static let jetStream = Code(name: "jetStream")
         /// A value passed to the client is invalid (a subject, a stream name).
         public static let invalidArgument = Code(name: "invalidArgument")
+        /// The servers refused the client (an authorization violation: no credentials, wrong ones)
+        /// or one of its calls (a permissions violation); the message has the server's words.
+        public static let notPermitted = Code(name: "notPermitted")
+        /// The TLS handshake failed (a certificate the client does not trust, or none where the server
+        /// wants one), or one side wants TLS and the other does not.
+        public static let tls = Code(name: "tls")
         /// Any other failure of the client; the message has the client's text.
         public static let other = Code(name: "other")
 

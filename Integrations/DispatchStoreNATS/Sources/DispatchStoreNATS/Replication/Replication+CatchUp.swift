@@ -15,6 +15,9 @@ extension Replication {
         public let duration: Duration
         /// Snapshots passed over because they were damaged.
         public let problems: [ReplicationError]
+        /// How many servers keep the stream (at least the configuration's ``Configuration/replicas``,
+        /// whose default is three on a cluster).
+        public let streamReplicas: Int
 
         /// A line such as `caught up 200 messages after snapshot 2000 in 0.041 s (stream at 2200)`.
         public var description: String {

@@ -51,6 +51,11 @@ extension Replication {
         public var connection = NATSConnection.Options()
         /// How to upgrade states in snapshots written with an older ``VersionedState/stateVersion``.
         public var migrations: [StateMigration] = []
+        /// Who the replica is to the servers, when their `authorization` asks; `nil` for nobody.
+        public var credentials: Credentials?
+        /// How the replica talks TLS to the servers; `nil` for no TLS unless a URL starts with
+        /// `tls://`.
+        public var tls: TLS?
 
         /// A configuration for `stream` on `servers`, with the defaults: the stream kept by three
         /// servers (as many as the cluster has, when fewer), a snapshot every 1,000 messages, 30

@@ -85,7 +85,7 @@ extension Replication {
                 default:
                     applier.forget(messageID)
                     throw ReplicationError(
-                        .unavailable,
+                        error.code == .notPermitted ? .notPermitted : .unavailable,
                         stream: stream,
                         natsError: error,
                         message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"

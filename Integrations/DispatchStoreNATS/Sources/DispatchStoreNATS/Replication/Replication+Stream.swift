@@ -78,7 +78,7 @@ extension Replication {
     /// The error of a start that `error` stopped.
     static func cannotStart(_ stream: String, _ error: NATSError) -> ReplicationError {
         ReplicationError(
-            .unavailable,
+            error.code == .notPermitted ? .notPermitted : .unavailable,
             stream: stream,
             natsError: error,
             message: "cannot start the replica of stream \(stream): \(clause(of: error))"

@@ -67,9 +67,6 @@ public final class Replication: Sendable {
     public let catchUp: CatchUp
     /// The dispatcher whose stores are replicated.
     public let dispatcher: Dispatcher
-    /// How many servers keep the stream when the replica started (at least the configuration's
-    /// ``Configuration/replicas``, whose default is three on a cluster).
-    public let streamReplicas: Int
     /// The replicated stores' identifiers.
     public let storeIdentifiers: [String]
     let connection: NATSConnection
@@ -124,6 +121,8 @@ public final class Replication: Sendable {
         let connection: NATSConnection
         var options = configuration.connection
         options.name = options.name ?? "DispatchStore replica \(configuration.replicaName) of \(stream)"
+        options.credentials = configuration.credentials
+        options.tls = configuration.tls
         do {
             connection = try await NATSConnection.connect(to: configuration.servers, options: options)
         } catch {
@@ -136,7 +135,6 @@ public final class Replication: Sendable {
             // tried again until the configuration's timeout.
             let deadline = ContinuousClock.now + configuration.timeout
             let (info, bucket) = try await Self.openStream(configuration, on: connection, until: deadline)
-            streamReplicas = info.replicas
             let snapshots = SnapshotStore(
                 bucket: bucket,
                 stream: stream,
@@ -236,7 +234,8 @@ public final class Replication: Sendable {
                 caughtUp: applier.counts.applied,
                 lastSequence: applier.applied,
                 duration: ContinuousClock.now - started,
-                problems: problems.withLock { $0 }
+                problems: problems.withLock { $0 },
+                streamReplicas: info.replicas
             )
         } catch {
             await connection.close()

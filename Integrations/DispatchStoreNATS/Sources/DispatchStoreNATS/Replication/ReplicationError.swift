@@ -32,6 +32,10 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
         public static let snapshot = Code(name: "snapshot")
         /// The replica stopped after an earlier problem (``Replication/failure``), or was closed.
         public static let stopped = Code(name: "stopped")
+        /// The servers refused the replica (no credentials, wrong ones) or one of its calls (the
+        /// user may not append to the stream, or use the JetStream API it needs): see the message,
+        /// which has the server's words.
+        public static let notPermitted = Code(name: "notPermitted")
         /// The waiting task was cancelled.
         public static let cancelled = Code(name: "cancelled")
 

@@ -103,12 +103,23 @@ public enum Nemesis {
             switch statuses[replica.name] ?? nil {
             case 0: break
             case let status?:
+                // A trap prints "Fatal error: ..." first, then the backtrace.
+                let fatal = replica.printed.split(separator: "\n").filter {
+                    $0.contains("Fatal error") || $0.contains("rror:")
+                }
                 report.violations.append(
-                    "replica \(replica.name) exited with status \(status): \(replica.printed.suffix(2_000))"
+                    "replica \(replica.name) exited with status \(status): \(fatal.joined(separator: " / "))"
                 )
             case nil:
                 report.violations.append("replica \(replica.name) did not finish within 180 s of SIGTERM")
             }
+        }
+        if !report.violations.isEmpty {
+            // The replicas' logs and the servers', kept for a person to read.
+            let kept = FileManager.default.temporaryDirectory.appendingPathComponent("nemesis-\(seed)")
+            try? FileManager.default.removeItem(at: kept)
+            try? FileManager.default.copyItem(at: cluster.directory, to: kept)
+            report.violations.append("the replicas' and servers' logs are in \(kept.path)")
         }
         return report
     }
