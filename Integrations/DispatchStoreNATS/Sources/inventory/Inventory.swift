@@ -89,7 +89,7 @@ struct ReplicaService {
         let replication = await startReplication(service, snapshotEvery: nil, fromSnapshot: false) { _ in }
         var summary = await finish(service, replication, reason: "export of stream \(stream)", failed: 0)
         summary.lines = Summary.Lines(read: 0, accepted: 0, bad: 0)
-        info("Exported stream \(stream) up to message \(replication.appliedSequence) to \(path).")
+        info("Exported stream \(stream) up to message \(replication.lag.appliedSequence) to \(path).")
         ProgramOutput.writeOut(summary.json + "\n")
         let failures = summary.log?.failures ?? 0
         if failures > 0 {

@@ -21,8 +21,8 @@ struct ApplierMachineTests {
         return machine
     }
 
-    func outcome(_ sequence: UInt64) -> Replication.Outcome {
-        Replication.Outcome(result: result, sequence: sequence)
+    func outcome(_ sequence: UInt64) -> Replication.AppliedMessage {
+        Replication.AppliedMessage(sequence: sequence, result: result, messageID: nil, isOwn: true, storedAt: Date())
     }
 
     @Test("a perform: registered, sent, acknowledged, then resumed when its message is applied here")

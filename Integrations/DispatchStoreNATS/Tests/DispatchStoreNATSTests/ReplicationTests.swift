@@ -30,7 +30,7 @@ struct ReplicationTests {
         #expect(try await second.replication.waitUntilCaughtUp(timeout: .seconds(60)) == 21)
         #expect(converged(first, second))
         #expect(second.ledger.state.value == mixed(inputs) && second.tally.state.notes == ["done": 1])
-        #expect(first.replication.appliedSequence == 21 && first.errors.current.isEmpty)
+        #expect(first.replication.lag.appliedSequence == 21 && first.errors.current.isEmpty)
         await first.replication.close()
         await second.replication.close()
     }
@@ -290,7 +290,7 @@ struct ReplicationTests {
             #expect(skipped.map(\.sequence) == [1, 2])
             #expect(skipped.first?.message.contains("Message 1 of stream LEDGER (id other.1) is not a record") == true)
             #expect(skipped.allSatisfy { $0.message.contains("every replica skips it") })
-            #expect(replica.replication.failure == nil && replica.replication.appliedSequence == 3)
+            #expect(replica.replication.failure == nil && replica.replication.lag.appliedSequence == 3)
         }
         // A record of an action type this program does not know: a newer program may apply it, so
         // every replica stops before it rather than skip it, and nothing of it is applied.
@@ -308,7 +308,7 @@ struct ReplicationTests {
                     && error.message.contains("this replica stopped before it rather than skip it")
             }
             #expect(replica.replication.failure?.code == .unreadableMessage)
-            #expect(replica.ledger.state.value == mixed([1]) && replica.replication.appliedSequence == 3)
+            #expect(replica.ledger.state.value == mixed([1]) && replica.replication.lag.appliedSequence == 3)
         }
         await connection.close()
         await first.replication.close()

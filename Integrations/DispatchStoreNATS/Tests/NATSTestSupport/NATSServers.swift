@@ -1,5 +1,5 @@
 import DispatchStore
-public import DispatchStoreNATS
+package import DispatchStoreNATS
 public import Foundation
 import TestSupport
 
@@ -273,7 +273,7 @@ public final class NATSTestCluster: Sendable {
     }
 
     /// The options of the tests' own connections: as ``TestUser/admin`` over TLS on a secured cluster.
-    public var adminOptions: NATSConnection.Options {
+    package var adminOptions: NATSConnection.Options {
         security?.options(as: .admin) ?? NATSConnection.Options()
     }
 

@@ -1,4 +1,4 @@
-public import DispatchStoreNATS
+package import DispatchStoreNATS
 public import Foundation
 
 /// A user of a secured test cluster: a name, a password, and what it may publish and subscribe to.
@@ -91,7 +91,7 @@ public struct TestSecurity: Sendable {
 
     /// The connection options of `user` (none when `nil`): its password, and TLS trusting the
     /// servers' authority.
-    public func options(as user: TestUser?) -> NATSConnection.Options {
+    package func options(as user: TestUser?) -> NATSConnection.Options {
         var options = NATSConnection.Options()
         options.credentials = user.map { .password(user: $0.name, password: $0.password) }
         options.tls = Replication.TLS(trustedCertificates: certificates.authority)

@@ -117,17 +117,15 @@ extension Applier {
         ) {
             takeSnapshot(at: message.sequence)
         }
-        // Before the waiting tasks hear of the message: once a wait for it ends, so did this call.
-        context.onApply?(
-            Replication.AppliedMessage(
-                sequence: message.sequence,
-                result: result,
-                messageID: message.messageID,
-                isOwn: ownID != nil,
-                storedAt: Date(timeIntervalSince1970: Double(message.timestamp) / 1e9)
-            )
+        let outcome = Replication.AppliedMessage(
+            sequence: message.sequence,
+            result: result,
+            messageID: message.messageID,
+            isOwn: ownID != nil,
+            storedAt: Date(timeIntervalSince1970: Double(message.timestamp) / 1e9)
         )
-        let outcome = Replication.Outcome(result: result, sequence: message.sequence)
+        // Before the waiting tasks hear of the message: once a wait for it ends, so did this call.
+        context.onApply?(outcome)
         let resumptions = lock.withLock {
             let resumptions = machine.applied(
                 sequence: message.sequence,

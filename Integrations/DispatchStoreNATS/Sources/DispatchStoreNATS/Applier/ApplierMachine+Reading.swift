@@ -119,7 +119,7 @@ extension ApplierMachine {
     mutating func applied(
         sequence: UInt64,
         ownMessageID: String?,
-        outcome: Replication.Outcome,
+        outcome: Replication.AppliedMessage,
         now: ContinuousClock.Instant
     ) -> [Resumption] {
         precondition(sequence == applied + 1, "DispatchStoreNATS: message \(sequence) applied after \(applied)")

@@ -27,7 +27,7 @@ struct ApplierMachine<Waiter> {
         /// An attempt waits, for the message to be applied here or for its append to fail.
         case waiting(sequence: UInt64?, deadline: ContinuousClock.Instant, waiter: Waiter)
         /// Applied while no attempt waited.
-        case applied(Replication.Outcome)
+        case applied(Replication.AppliedMessage)
     }
 
     /// A task waiting until a sequence number is applied.

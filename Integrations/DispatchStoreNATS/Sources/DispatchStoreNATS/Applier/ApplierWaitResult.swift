@@ -2,7 +2,7 @@
 /// number.
 enum ApplierWaitResult: Sendable {
     /// The perform's message was applied here, with this outcome.
-    case applied(Replication.Outcome)
+    case applied(Replication.AppliedMessage)
     /// The stream did not take the perform's append: the perform may try again.
     case appendFailed(NATSError)
     /// The wait failed: a deadline, a cancellation, the replica's failure or close.

@@ -10,7 +10,7 @@ extension Replication {
         /// The stream's name (letters, digits, `-` and `_`); created when it does not exist.
         public var stream: String
         /// The subject the stream stores and replicas append to: `dispatchstore.<stream>` by default.
-        public var subject: String
+        package var subject: String
         /// How many servers keep the stream and the snapshots, or `nil` (the default) for three on
         /// a cluster of three servers or more, as many as the cluster has when fewer, and one on a
         /// single server.
@@ -33,7 +33,7 @@ extension Replication {
         /// ``ReplicationError/Code/gap`` when the stream's limits discarded messages).
         public var startsFromSnapshot = true
         /// The key-value bucket of the snapshots: `<stream>-snapshots` by default.
-        public var snapshotBucket: String
+        package var snapshotBucket: String
         /// How long ``Replication/perform(_:timeout:)`` waits, by default, for its action to be
         /// stored and applied here.
         public var timeout: Duration = .seconds(30)
@@ -48,7 +48,7 @@ extension Replication {
         /// at once.
         public var replicaName: String
         /// How to connect to the servers.
-        public var connection = NATSConnection.Options()
+        package var connection = NATSConnection.Options()
         /// How to upgrade states in snapshots written with an older ``VersionedState/stateVersion``.
         public var migrations: [StateMigration] = []
         /// Who the replica is to the servers, when their `authorization` asks; `nil` for nobody.

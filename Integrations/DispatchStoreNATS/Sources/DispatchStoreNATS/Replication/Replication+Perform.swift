@@ -26,7 +26,7 @@ extension Replication {
     public func perform<Action: ActionType & Encodable>(
         _ action: Action,
         timeout: Duration? = nil
-    ) async throws(ReplicationError) -> Outcome {
+    ) async throws(ReplicationError) -> AppliedMessage {
         let deadline = ContinuousClock.now + (timeout ?? configuration.timeout)
         let stream = configuration.stream
         guard let stores = storesByActionType[ObjectIdentifier(Action.self)] else {
@@ -148,7 +148,7 @@ extension Replication {
     }
 
     /// Waits until this replica has applied the message `sequence` and every one before it: for
-    /// reading here what another replica performed (its ``Outcome/sequence``).
+    /// reading here what another replica performed (its ``AppliedMessage/sequence``).
     ///
     /// - Parameters:
     ///   - sequence: A sequence number of the stream.

@@ -2,11 +2,6 @@ import DispatchStore
 import Foundation
 
 extension Replication {
-    /// The sequence number of the last message applied here.
-    public var appliedSequence: UInt64 {
-        applier.applied
-    }
-
     /// How far this replica is behind the stream now: the stream's last message as far as it knows,
     /// the last it applied, and how long ago it applied one.
     public var lag: Lag {

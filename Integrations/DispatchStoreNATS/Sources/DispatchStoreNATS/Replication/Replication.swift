@@ -66,9 +66,9 @@ public final class Replication: Sendable {
     /// What the replica did when it started.
     public let catchUp: CatchUp
     /// The dispatcher whose stores are replicated.
-    public let dispatcher: Dispatcher
+    let dispatcher: Dispatcher
     /// The replicated stores' identifiers.
-    public let storeIdentifiers: [String]
+    let storeIdentifiers: [String]
     let connection: NATSConnection
     let applier: Applier
     let publisher: AsyncPublisher

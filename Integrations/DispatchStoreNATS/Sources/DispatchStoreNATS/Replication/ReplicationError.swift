@@ -52,11 +52,11 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
     /// The sequence number of the message involved, if one is.
     public let sequence: UInt64?
     /// The NATS failure behind it, if there is one: its servers and JetStream error code.
-    public let natsError: NATSError?
+    package let natsError: NATSError?
     /// A sentence naming the stream, the store or message and what went wrong.
     public let message: String
 
-    /// Creates an error; the replication creates these, tests may too.
+    /// Creates an error.
     ///
     /// - Parameters:
     ///   - code: The kind of problem.
@@ -66,7 +66,7 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
     ///   - natsError: The NATS failure behind it, if any.
     ///   - message: A sentence naming what went wrong; a lowercase first letter is capitalized and a
     ///     final period added where it has none.
-    public init(
+    package init(
         _ code: Code,
         stream: String,
         storeIdentifier: String? = nil,

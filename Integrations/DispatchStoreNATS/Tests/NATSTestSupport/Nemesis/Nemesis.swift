@@ -119,6 +119,12 @@ public enum Nemesis {
             let kept = FileManager.default.temporaryDirectory.appendingPathComponent("nemesis-\(seed)")
             try? FileManager.default.removeItem(at: kept)
             try? FileManager.default.copyItem(at: cluster.directory, to: kept)
+            let lines = exported.map { "\($0.sequence) \($0.messageID ?? "-") \($0.token ?? "-")" }
+            try? (lines.joined(separator: "\n") + "\n").write(
+                to: kept.appendingPathComponent("export.txt"),
+                atomically: true,
+                encoding: .utf8
+            )
             report.violations.append("the replicas' and servers' logs are in \(kept.path)")
         }
         return report

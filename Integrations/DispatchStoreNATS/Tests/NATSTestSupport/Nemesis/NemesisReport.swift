@@ -56,7 +56,16 @@ public struct NemesisReport: Sendable, CustomStringConvertible {
             "  checks: \(checkpoints) checkpoints against the replay; "
                 + (violations.isEmpty ? "every check held" : "\(violations.count) violation(s):"),
         ]
-        lines += violations.prefix(50).map { "    - \($0)" }
+        // The first few of each kind: a broken promise tends to repeat for every message after it.
+        var shown: [String: Int] = [:]
+        for violation in violations {
+            let kind = String(violation.prefix(while: { !$0.isNumber }).prefix(40))
+            shown[kind, default: 0] += 1
+            if shown[kind, default: 0] <= 5 { lines.append("    - \(violation)") }
+        }
+        for (kind, count) in shown.sorted(by: { $0.key < $1.key }) where count > 5 {
+            lines.append("    (\(count) violations start \"\(kind)...\")")
+        }
         return lines.joined(separator: "\n")
     }
 }
