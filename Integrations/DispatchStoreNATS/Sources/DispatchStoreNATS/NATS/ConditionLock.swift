@@ -6,9 +6,10 @@ import Musl
 import Darwin
 #endif
 
-/// A mutex and a condition variable, for a thread that sleeps until others tell it there is work:
-/// a replica's applier, its driver thread and the threads that feed it (nats.c's delivery,
-/// acknowledgements, performing tasks).
+/// A mutex and a condition variable: for a thread that sleeps until others tell it there is work
+/// (a replica's applier, its driver thread and the threads that feed it: nats.c's delivery,
+/// acknowledgements, performing tasks), and for the short critical sections that several threads
+/// take per message (the publisher's outbox, the registries C callbacks look objects up in).
 ///
 /// On glibc the mutex spins briefly before it sleeps (an adaptive mutex): the critical sections are
 /// a few dozen instructions, and a futex sleep and wake-up would cost more.
