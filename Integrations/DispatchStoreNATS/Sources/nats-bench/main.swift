@@ -22,6 +22,7 @@ var only: Set<String> = ["N1", "N2", "N3"]
 var scale = 1.0
 var nemesisSeconds: Double?
 var nemesisSeed: UInt64?
+var nemesisOverlap = false
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -31,6 +32,8 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         nemesisSeconds = value
+    case "--overlapping-servers":
+        nemesisOverlap = true
     case "--seed":
         guard let value = arguments.popFirst().flatMap({ UInt64($0) }) else {
             FileHandle.standardError.write(Data("nats-bench: --seed needs a whole number\n".utf8))
@@ -49,7 +52,8 @@ while let argument = arguments.popFirst() {
         print(
             """
             usage: nats-bench [--only N1,N2,N3] [--scale F]   the benchmark
-                   nats-bench --nemesis SECONDS [--seed N]     random faults for SECONDS, then the checks
+                   nats-bench --nemesis SECONDS [--seed N] [--overlapping-servers]
+                                                               random faults for SECONDS, then the checks
             (needs nats-server on PATH or in /usr/sbin)
             """
         )
@@ -63,7 +67,12 @@ while let argument = arguments.popFirst() {
 if let nemesisSeconds {
     let worker = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     print("nats-bench: the nemesis, \(Int(nemesisSeconds)) s of faults on 3 servers with 3 replicas")
-    let report = try await Nemesis.run(seconds: nemesisSeconds, worker: worker, seed: nemesisSeed) { line in
+    let report = try await Nemesis.run(
+        seconds: nemesisSeconds,
+        worker: worker,
+        seed: nemesisSeed,
+        overlappingServers: nemesisOverlap
+    ) { line in
         print("  " + line)
     }
     print(report)

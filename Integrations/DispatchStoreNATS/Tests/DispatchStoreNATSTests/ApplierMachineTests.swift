@@ -41,7 +41,7 @@ struct ApplierMachineTests {
             return
         }
         #expect(timer == start + .seconds(30))
-        #expect(machine.acknowledged("r.1", .success(1)) == nil)
+        #expect(machine.acknowledged("r.1", .success(1)).isEmpty)
         #expect(machine.lag(now: start).streamLastSequence == 1)
         #expect(machine.delivered(sequence: 1, pending: 0, generation: 1, now: start).0 == .apply)
         let resumed = machine.applied(sequence: 1, ownMessageID: "r.1", outcome: outcome(1), now: start)
@@ -54,7 +54,7 @@ struct ApplierMachineTests {
         var machine = machine()
         _ = machine.beginAttempt("r.1", first: true, deadline: start + .seconds(30), waiter: 1, isCancelled: false)
         let failed = machine.acknowledged("r.1", .failure(NATSError(.timeout, servers: [], message: "no ack")))
-        #expect(failed?.waiter == 1 && failed.map { isAppendFailure($0.result) } == true)
+        #expect(failed.map(\.waiter) == [1] && failed.allSatisfy { isAppendFailure($0.result) })
         // The message was stored meanwhile, and is applied before the perform tries again.
         #expect(machine.delivered(sequence: 1, pending: 0, generation: 1, now: start).0 == .apply)
         #expect(machine.applied(sequence: 1, ownMessageID: "r.1", outcome: outcome(1), now: start).isEmpty)
@@ -79,7 +79,7 @@ struct ApplierMachineTests {
         _ = machine.beginAttempt("r.1", first: true, deadline: start + .seconds(30), waiter: 1, isCancelled: false)
         // The acknowledgement of a first send comes after a failure report for a second one.
         _ = machine.acknowledged("r.1", .failure(NATSError(.timeout, servers: [], message: "no ack")))
-        #expect(machine.acknowledged("r.1", .success(7)) == nil)
+        #expect(machine.acknowledged("r.1", .success(7)).isEmpty)
         guard
             case .wait = machine.beginAttempt(
                 "r.1",
@@ -93,7 +93,7 @@ struct ApplierMachineTests {
             return
         }
         // A failure report of an earlier send no longer ends the wait: the message is stored.
-        #expect(machine.acknowledged("r.1", .failure(NATSError(.timeout, servers: [], message: "late"))) == nil)
+        #expect(machine.acknowledged("r.1", .failure(NATSError(.timeout, servers: [], message: "late"))).isEmpty)
     }
 
     @Test("deadlines: the timer is set for the earliest; when it fires, the waits past their deadline time out")
@@ -262,6 +262,35 @@ struct ApplierMachineTests {
         }
         #expect(covered.sequence == 9 && machine.snapshotsLoaded == 1)
         #expect(machine.nextWork(now: start, hasDeliveries: false) == .open(from: 11, generation: 2))
+    }
+
+    @Test("servers that disagree: an acknowledgement of a number applied without its message, or another number")
+    func divergence() {
+        // Acknowledged as number 3, which this replica applied as another message: it stops.
+        var machine = machine(applied: 2, streamEnd: 2)
+        _ = machine.beginAttempt("r.1", first: true, deadline: start + .seconds(30), waiter: 1, isCancelled: false)
+        _ = machine.beginSequenceWait(through: 9, deadline: nil, waiter: 2, isCancelled: false)
+        #expect(machine.delivered(sequence: 3, pending: 0, generation: 1, now: start).0 == .apply)
+        #expect(machine.applied(sequence: 3, ownMessageID: nil, outcome: outcome(3), now: start).isEmpty)
+        let stopped = machine.acknowledged("r.1", .success(3))
+        #expect(Set(stopped.map(\.waiter)) == [1, 2] && machine.failure?.code == .diverged)
+        #expect(machine.failure?.message.contains("message r.1 was acknowledged as number 3") == true)
+        #expect(machine.nextWork(now: start, hasDeliveries: false) == .stop)
+        // Acknowledged as 4, delivered as 5: it stops too.
+        var other = self.machine(applied: 3, streamEnd: 3)
+        _ = other.beginAttempt("r.2", first: true, deadline: start + .seconds(30), waiter: 3, isCancelled: false)
+        #expect(other.acknowledged("r.2", .success(4)).isEmpty)
+        _ = other.delivered(sequence: 4, pending: 1, generation: 1, now: start)
+        #expect(other.applied(sequence: 4, ownMessageID: nil, outcome: outcome(4), now: start).isEmpty)
+        let moved = other.applied(sequence: 5, ownMessageID: "r.2", outcome: outcome(5), now: start)
+        #expect(moved.map(\.waiter) == [3] && other.failure?.code == .diverged)
+        #expect(other.failure?.message.contains("this replica applied it as number 5") == true)
+        // A snapshot that covered the number after a gap is not a disagreement.
+        var covered = self.machine(applied: 2, streamEnd: 2)
+        _ = covered.beginAttempt("r.3", first: true, deadline: start + .seconds(30), waiter: 4, isCancelled: false)
+        _ = covered.snapshotLoaded(sequence: 10, now: start)
+        #expect(covered.acknowledged("r.3", .success(6)).map { failure($0.result)?.code } == [.stopped])
+        #expect(covered.failure == nil)
     }
 
     @Test("a failure ends every wait, and every later one, with it; the reader stops")

@@ -126,17 +126,16 @@ extension Applier {
         )
         // Before the waiting tasks hear of the message: once a wait for it ends, so did this call.
         context.onApply?(outcome)
-        let resumptions = lock.withLock {
+        feed { machine in
             let resumptions = machine.applied(
                 sequence: message.sequence,
                 ownMessageID: ownID,
                 outcome: outcome,
                 now: .now
             )
-            if machine.reportsLag { publishLag() }
+            if machine.reportsLag { publishLag(machine.lag(now: .now)) }
             return resumptions
         }
-        resume(resumptions)
     }
 
     /// The entry `message` holds, or `nil` when it is not a record at all: appended by something

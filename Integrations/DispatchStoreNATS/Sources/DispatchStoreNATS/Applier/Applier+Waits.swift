@@ -45,7 +45,7 @@ extension Applier {
 
     /// Hears of the stream's acknowledgement of a perform's append, or of its failure.
     func acknowledged(_ messageID: String, _ result: Result<PublishAck, NATSError>) {
-        resume(lock.withLock { machine.acknowledged(messageID, result.map(\.sequence)) })
+        feed { $0.acknowledged(messageID, result.map(\.sequence)) }
     }
 
     /// Forgets a registered message id: its perform gave up.
@@ -139,8 +139,7 @@ extension Applier {
     ///
     /// Call it holding the lock, so that they hear of the changes in the order they were made (a
     /// yield only buffers the value).
-    func publishLag() {
-        let lag = machine.lag(now: .now)
+    func publishLag(_ lag: Replication.Lag) {
         for listener in lagListeners.values {
             listener.yield(lag)
         }

@@ -222,8 +222,28 @@ final class Applier: @unchecked Sendable {
             inbox.append((message, generation))
             if inbox.count == 1 { lock.broadcast() }
             // What the stream holds is known now, before the driver gets to the message.
-            if machine.heard(streamEnd: message.sequence + message.pending), machine.reportsLag { publishLag() }
+            if machine.heard(streamEnd: message.sequence + message.pending), machine.reportsLag {
+                publishLag(machine.lag(now: .now))
+            }
         }
+    }
+
+    /// Feeds the machine an event, holding the lock, and resumes the waiters it returns; when the
+    /// event made the machine fail (the servers disagree), `onError` hears of it first and the
+    /// driver wakes to stop.
+    func feed(_ event: (inout ApplierMachine<Waiter>) -> [ApplierMachine<Waiter>.Resumption]) {
+        let (resumptions, failure) = lock.withLock {
+            let running = !machine.hasStopped
+            let resumptions = event(&machine)
+            guard running, let failure = machine.failure else { return (resumptions, nil as ReplicationError?) }
+            lock.broadcast()
+            return (resumptions, failure)
+        }
+        if let failure {
+            context.onError?(failure)
+            endLagListeners()
+        }
+        resume(resumptions)
     }
 
     /// Resumes each waiter with its result.

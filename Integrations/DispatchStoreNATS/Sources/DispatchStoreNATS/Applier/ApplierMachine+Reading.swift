@@ -131,11 +131,20 @@ extension ApplierMachine {
         var resumptions: [Resumption] = []
         if let id = ownMessageID, let perform = performs[id] {
             switch perform {
-            case .expected:
-                performs[id] = .applied(outcome)
-            case .waiting(_, _, let waiter):
-                performs[id] = nil
-                resumptions.append(Resumption(waiter: waiter, result: .applied(outcome)))
+            case .expected(let acknowledged?), .waiting(let acknowledged?, _, _):
+                if acknowledged != sequence {
+                    // Acknowledged as one number, delivered as another: two copies of the stream.
+                    let error = diverge(id, acknowledged: acknowledged, applied: sequence)
+                    return fail(error)
+                }
+                fallthrough
+            case .expected, .waiting:
+                if case .waiting(_, _, let waiter) = perform {
+                    performs[id] = nil
+                    resumptions.append(Resumption(waiter: waiter, result: .applied(outcome)))
+                } else {
+                    performs[id] = .applied(outcome)
+                }
             case .applied:
                 break
             }
@@ -179,6 +188,7 @@ extension ApplierMachine {
     mutating func snapshotLoaded(sequence: UInt64, now: ContinuousClock.Instant) -> [Resumption] {
         precondition(sequence > applied, "DispatchStoreNATS: snapshot \(sequence) loaded after message \(applied)")
         applied = sequence
+        coveredThrough = sequence
         snapshotsLoaded += 1
         lastApplied = now
         lastHeard = now

@@ -44,8 +44,12 @@ extension ApplierMachine {
                 return .resume(.failed(cancelled(messageID, sequence)))
             }
             if let sequence, sequence <= applied {
-                // Stored, and covered since by a snapshot loaded after a gap.
+                // Stored, and applied here since without this replica seeing it: covered by a
+                // snapshot loaded after a gap, or read from a server whose copy of the stream differs.
                 performs[messageID] = nil
+                guard sequence <= coveredThrough else {
+                    return .resume(.failed(diverge(messageID, acknowledged: sequence)))
+                }
                 return .resume(.failed(covered(messageID, sequence)))
             }
             performs[messageID] = .waiting(sequence: sequence, deadline: deadline, waiter: waiter)
@@ -61,7 +65,7 @@ extension ApplierMachine {
 
     /// The stream acknowledged the message `messageID` at `sequence`, or refused it (or its
     /// acknowledgement did not come in time).
-    mutating func acknowledged(_ messageID: String, _ result: Result<UInt64, NATSError>) -> Resumption? {
+    mutating func acknowledged(_ messageID: String, _ result: Result<UInt64, NATSError>) -> [Resumption] {
         if case .success(let sequence) = result {
             streamEnd = max(streamEnd, sequence)
         }
@@ -71,19 +75,24 @@ extension ApplierMachine {
         case (.waiting(_, let deadline, let waiter)?, .success(let sequence)):
             guard sequence <= applied else {
                 performs[messageID] = .waiting(sequence: sequence, deadline: deadline, waiter: waiter)
-                return nil
+                return []
             }
-            // Applied, but not by a dispatch here: a snapshot loaded after a gap covered it.
             performs[messageID] = nil
-            return Resumption(waiter: waiter, result: .failed(covered(messageID, sequence)))
+            // Applied, but not by a dispatch here that saw it: a snapshot loaded after a gap covered
+            // it, or the server this replica reads holds another copy of the stream.
+            guard sequence <= coveredThrough else {
+                let error = diverge(messageID, acknowledged: sequence)
+                return [Resumption(waiter: waiter, result: .failed(error))] + fail(error)
+            }
+            return [Resumption(waiter: waiter, result: .failed(covered(messageID, sequence)))]
         case (.waiting(nil, _, let waiter)?, .failure(let error)):
             performs[messageID] = .expected(sequence: nil)
-            return Resumption(waiter: waiter, result: .appendFailed(error))
+            return [Resumption(waiter: waiter, result: .appendFailed(error))]
         default:
             // A failure after the stream stored the message (an earlier send's), or no perform.
             break
         }
-        return nil
+        return []
     }
 
     /// The task of the attempt of `messageID` was cancelled.
@@ -232,6 +241,30 @@ extension ApplierMachine {
             message: "the task waiting for message \(messageID) (number \(sequence) of stream \(stream)) to be "
                 + "applied was cancelled; the message is in the stream, and every replica applies it"
         )
+    }
+
+    /// The error of a replica that applied another message than the one the stream acknowledged.
+    ///
+    /// It applied another message as number `acknowledged` (or this one as `applied`): its server's
+    /// copy of the stream differs from the one that acknowledged it. The replica stops with it.
+    mutating func diverge(
+        _ messageID: String,
+        acknowledged: UInt64,
+        applied appliedAt: UInt64? = nil
+    ) -> ReplicationError {
+        let seen =
+            appliedAt.map { "this replica applied it as number \($0)" }
+            ?? "this replica applied another message as that number"
+        let error = ReplicationError(
+            .diverged,
+            stream: stream,
+            sequence: acknowledged,
+            message: "the servers of stream \(stream) disagree: message \(messageID) was acknowledged as number "
+                + "\(acknowledged), but \(seen), from the server it reads; this replica stopped rather than hold "
+                + "a state the others do not (nats-server 2.9 was seen to do this after a kill -9 of a stream's "
+                + "leader: run a newer server)"
+        )
+        return error
     }
 
     func covered(_ messageID: String, _ sequence: UInt64) -> ReplicationError {

@@ -76,6 +76,9 @@ struct ApplierMachine<Waiter> {
     var snapshotsLoaded = 0
     var quietChecksThatRestarted = 0
     var unreadableSkipped = 0
+    /// The last sequence number a snapshot loaded after a gap covered: a perform's message up to it
+    /// may be applied without this replica seeing it.
+    var coveredThrough: UInt64 = 0
     /// How many times in a row a reader could not be opened.
     var openFailures = 0
 

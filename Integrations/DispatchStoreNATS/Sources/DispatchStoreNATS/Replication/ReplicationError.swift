@@ -36,6 +36,12 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
         /// user may not append to the stream, or use the JetStream API it needs): see the message,
         /// which has the server's words.
         public static let notPermitted = Code(name: "notPermitted")
+        /// The servers gave this replica another history of the stream than the one they acknowledged
+        /// its appends in: their copies of the stream differ.
+        ///
+        /// The replica stopped rather than hold a state the other replicas do not. A known failure of nats-server 2.9 under `kill -9` of a stream's
+        /// leader; run a newer server.
+        public static let diverged = Code(name: "diverged")
         /// The waiting task was cancelled.
         public static let cancelled = Code(name: "cancelled")
 

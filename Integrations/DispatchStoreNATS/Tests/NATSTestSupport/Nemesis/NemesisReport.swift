@@ -4,6 +4,8 @@ import Foundation
 public struct NemesisReport: Sendable, CustomStringConvertible {
     /// The seed of the faults' choices.
     public var seed: UInt64 = 0
+    /// Whether servers' faults overlapped (more than one server down or paused at once).
+    public var overlappingServers = false
     /// How long faults were injected, in seconds.
     public var seconds: Double = 0
     /// How long the replicas took to catch up and finish once every fault was healed, in seconds.
@@ -45,7 +47,7 @@ public struct NemesisReport: Sendable, CustomStringConvertible {
                 seconds,
                 seed,
                 finishing
-            ),
+            ) + (overlappingServers ? "; servers' faults overlapping" : "; one server's fault at a time"),
             "  faults: " + kinds.joined(separator: ", "),
             "  appends: \(attempted) attempted, \(acknowledged) acknowledged, \(failed) failed with an error, "
                 + "\(indeterminate) cut short by kill -9",
