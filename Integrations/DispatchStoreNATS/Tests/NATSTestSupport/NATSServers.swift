@@ -30,7 +30,11 @@ public final class NATSServer: @unchecked Sendable {
     /// on a pipe whose writing end only this process holds.
     private var watcher: (process: Process, pipe: Pipe)?
 
-    init(name: String, port: Int, configuration: URL, logDirectory: URL) {
+    /// The `nats-server` program this server runs.
+    let program: String
+
+    init(name: String, port: Int, configuration: URL, logDirectory: URL, program: String = NATSServer.executable) {
+        self.program = program
         self.name = name
         self.port = port
         self.configuration = configuration
@@ -57,7 +61,7 @@ public final class NATSServer: @unchecked Sendable {
         starts += 1
         lock.unlock()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: NATSServer.executable)
+        process.executableURL = URL(fileURLWithPath: program)
         process.arguments = ["-c", configuration.path, "-l", logFile.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -189,6 +193,23 @@ public final class NATSServer: @unchecked Sendable {
                 "/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server",
             ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nats-server"
+    }
+
+    /// The version a `nats-server` program says it is: `(2, 9, 10)` for `nats-server: v2.9.10`.
+    public static func version(of program: String) -> (Int, Int, Int)? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard let start = text.range(of: "v")?.upperBound else { return nil }
+        let numbers = text[start...].prefix { $0.isNumber || $0 == "." }.split(separator: ".").compactMap { Int($0) }
+        guard numbers.count >= 3 else { return nil }
+        return (numbers[0], numbers[1], numbers[2])
     }
 
     /// A port nothing listens on now, on 127.0.0.1.

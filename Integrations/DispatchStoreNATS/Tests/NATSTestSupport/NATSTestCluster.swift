@@ -36,6 +36,7 @@ public final class NATSTestCluster: Sendable {
     /// - Parameters:
     ///   - nodes: 1 or 3.
     ///   - maximumPayload: The servers' `max_payload` in bytes, when not the default 1 MiB.
+    ///   - program: The `nats-server` to run.
     ///   - makeSecurity: Makes the users with their permissions, and the TLS on client and route
     ///     connections, given a directory for the certificates; `nil` for neither.
     /// - Returns: The running servers.
@@ -43,6 +44,7 @@ public final class NATSTestCluster: Sendable {
     public static func start(
         nodes: Int = 1,
         maximumPayload: Int? = nil,
+        program: String = NATSServer.executable,
         security makeSecurity: ((URL) throws -> TestSecurity)? = nil
     ) async throws -> NATSTestCluster {
         precondition(nodes == 1 || nodes == 3, "a test cluster has 1 or 3 nodes")
@@ -78,7 +80,8 @@ public final class NATSTestCluster: Sendable {
                     name: name,
                     port: clientPorts[index],
                     configuration: configuration,
-                    logDirectory: directory
+                    logDirectory: directory,
+                    program: program
                 )
             )
         }

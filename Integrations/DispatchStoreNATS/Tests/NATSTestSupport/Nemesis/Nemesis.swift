@@ -35,6 +35,7 @@ public enum Nemesis {
     ///     paused. `false` by default: a three-server cluster is built to survive the loss of one,
     ///     and with two lost it has no majority (nats-server 2.9.10 was seen to let its copies of the
     ///     stream disagree then). Replicas' faults overlap with everything either way.
+    ///   - program: The `nats-server` to run.
     ///   - progress: Hears of each fault as it is injected, for a log.
     /// - Returns: The report, whose ``NemesisReport/violations`` are empty when every check held.
     /// - Throws: ``TestServerError`` when the servers do not start.
@@ -43,11 +44,12 @@ public enum Nemesis {
         worker: URL,
         seed: UInt64? = nil,
         overlappingServers: Bool = false,
+        program: String = NATSServer.executable,
         progress: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> NemesisReport {
         let seed = seed ?? UInt64.random(in: 1...UInt64.max)
         let stream = "NEMESIS"
-        let cluster = try await NATSTestCluster.start(nodes: 3)
+        let cluster = try await NATSTestCluster.start(nodes: 3, program: program)
         defer { cluster.stop() }
         let replicas = (1...3).map { index in
             NemesisReplicaProcess(
