@@ -7,7 +7,9 @@ import Testing
 @Suite("The nemesis: random faults against three servers and three replicas, checked like Jepsen")
 struct NemesisTests {
     /// The server the nemesis runs: `DISPATCHSTORE_NEMESIS_SERVER`, or the one on the path when it
-    /// is 2.10 or newer. nats-server 2.9 (Debian 12's) delivers a message to a reader before its
+    /// is 2.10 or newer.
+    ///
+    /// nats-server 2.9 (Debian 12's) delivers a message to a reader before its
     /// stream commits it, and a `kill -9` of its leader then loses it: the nemesis finds this within
     /// minutes (Docs/Replication.md), so it does not run on 2.9 by default.
     static let server: String? = {
