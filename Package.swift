@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "DispatchStoreJournal", targets: ["DispatchStoreJournal"]),
         // Test support: `DispatcherTester`, for Swift Testing suites.
         .library(name: "DispatchStoreTesting", targets: ["DispatchStoreTesting"]),
+        // The inspector: a run, a log or a journal as one self-contained HTML page.
+        .library(name: "DispatchStoreInspector", targets: ["DispatchStoreInspector"]),
     ],
     dependencies: [],
     targets: [
@@ -22,6 +24,18 @@ let package = Package(
         .testTarget(
             name: "DispatchStoreJournalTests",
             dependencies: ["DispatchStoreJournal", "DispatchStore", "TestSupport"]
+        ),
+        // The page's HTML, CSS and JavaScript are the files in Page/Assets, compiled in as
+        // PageAssets.swift (written by Page/Assets/embed.py, checked against the files by a test), so
+        // that a program copied to another machine needs nothing beside it.
+        .target(
+            name: "DispatchStoreInspector",
+            dependencies: ["DispatchStore", "DispatchStoreJournal"],
+            exclude: ["Page/Assets"]
+        ),
+        .testTarget(
+            name: "DispatchStoreInspectorTests",
+            dependencies: ["DispatchStoreInspector", "DispatchStore", "DispatchStoreJournal", "TestSupport"]
         ),
         // Imports the toolchain's `Testing` module, which needs no package dependency.
         .target(name: "DispatchStoreTesting", dependencies: ["DispatchStore"]),

@@ -1,0 +1,197 @@
+import DispatchStore
+import Foundation
+
+/// Everything an ``Inspector`` records, behind its lock.
+struct InspectorState {
+    /// The most transactions kept.
+    let limit: Int
+    var stores: [StoreTrack] = []
+    var storeIndex: [String: Int] = [:]
+    /// The kept rows are `rows[head...]`.
+    private(set) var rows: [TimelineRow] = []
+    private var head = 0
+    private(set) var nextRowNumber = 0
+    private(set) var keptTransactions = 0
+    private(set) var droppedTransactions = 0
+    /// Transactions under way: when their first store began, and the states read after each store.
+    var pending: [UInt64: Pending] = [:]
+    /// Every problem met, the first `maximumProblems` of them with their text.
+    private(set) var problems: [Problem] = []
+    private(set) var problemCount = 0
+    /// What the rows come from.
+    var source = Source()
+    /// The replay under way, if any: the line whose action is being dispatched.
+    var replay: ReplayContext?
+    /// The recorder followed, if any.
+    var recorder = RecorderLink()
+    /// The files rows refer to (logs, journal record files), by index.
+    var files: [String] = []
+
+    /// The most problems listed with their text.
+    static let maximumProblems = 1_000
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// A transaction under way.
+    struct Pending {
+        var start: ContinuousClock.Instant?
+        /// The states read after each store applied the action, in the order they did.
+        var captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)] = []
+    }
+
+    /// What the page's header says about the rows' origin.
+    struct Source {
+        /// `live`, `log` or `journal`.
+        var kind = "live"
+        var title = ""
+        var path: String?
+        var bytes: Int?
+        var lines: Int?
+        var detail: String?
+    }
+
+    /// The line being replayed.
+    struct ReplayContext {
+        var entry: (id: UInt64, time: Date, line: Int, file: Int)?
+        /// The row made for the entry being replayed, to merge its other parts into.
+        var entryRow: Int?
+        /// Checkpoint digests waiting for their store to reach their number: (row, check index).
+        var waitingChecks: [String: [(row: Int, check: Int)]] = [:]
+    }
+
+    /// What the inspector knows of a recorder's history.
+    struct RecorderLink {
+        var followed = false
+        /// The newest entry and how many transactions it stood for when last seen.
+        var newestEntry = -1
+        var newestCount = 0
+        var position = -1
+        var currentEntry = -1
+        /// The history entry of each transaction the recorder recorded, by transaction id.
+        var entryOfTransaction: [UInt64: Int] = [:]
+        /// The entries when the page was last written or the history last changed.
+        var entries: [(id: Int, transactions: Int, key: String?)] = []
+    }
+
+    // MARK: Stores
+
+    /// The index of the store, adding it (with its current state as its first) when new.
+    mutating func track(_ store: any AnyStore) -> Int {
+        if let index = storeIndex[store.identifier] { return index }
+        let index = stores.count
+        storeIndex[store.identifier] = index
+        var track = StoreTrack(
+            identifier: store.identifier,
+            typeName: String(reflecting: store.stateType),
+            waitsFor: store.waitsFor
+        )
+        if let (state, sequenceNumber) = store.stateAndSequenceNumber {
+            track.start(with: state, sequenceNumber: sequenceNumber, at: nextRowNumber)
+        }
+        stores.append(track)
+        return index
+    }
+
+    // MARK: Rows
+
+    var keptRows: ArraySlice<TimelineRow> {
+        rows[head...]
+    }
+
+    var firstKeptRow: Int {
+        rows.count > head ? rows[head].number : nextRowNumber
+    }
+
+    /// Adds a row, made from its number; drops the oldest rows when more than `limit`
+    /// transactions are kept.
+    @discardableResult
+    mutating func append(time: Date, _ content: TimelineRow.Content, changes: [StoreChanges] = []) -> Int {
+        let number = nextRowNumber
+        nextRowNumber += 1
+        rows.append(TimelineRow(number: number, time: time, content: content, changes: changes))
+        if case .transaction = content {
+            keptTransactions += 1
+            while keptTransactions > limit {
+                dropOldestRow()
+            }
+        }
+        return number
+    }
+
+    /// The kept row numbered `number`, to change it.
+    mutating func withRow<Result>(_ number: Int, _ body: (inout TimelineRow) -> Result) -> Result? {
+        let index = head + number - firstKeptRow
+        guard index >= head, index < rows.count else { return nil }
+        return body(&rows[index])
+    }
+
+    private mutating func dropOldestRow() {
+        let row = rows[head]
+        head += 1
+        if row.transaction != nil {
+            keptTransactions -= 1
+            droppedTransactions += 1
+        }
+        // The other stores drop their keyframes when the page is written (``pruneStores()``).
+        let firstKept = firstKeptRow
+        for change in row.changes {
+            stores[change.store].drop(row: row.number, changes: change.changes, firstKept: firstKept)
+        }
+        if head >= 1_024, head * 2 >= rows.count {
+            rows.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Lets every store forget the keyframes and changes the oldest row kept no longer needs.
+    mutating func pruneStores() {
+        let firstKept = firstKeptRow
+        for index in stores.indices {
+            stores[index].drop(row: firstKept - 1, changes: nil, firstKept: firstKept)
+        }
+    }
+
+    /// The states read now for `captures`, each compared with the store's previous one.
+    mutating func changes(
+        for captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)],
+        row: Int,
+        expected: [Int: UInt64] = [:]
+    ) -> [StoreChanges] {
+        captures.map { capture in
+            var track = stores[capture.store]
+            let previous = track.sequenceNumber
+            let changes = track.record(capture.state, sequenceNumber: capture.sequenceNumber, row: row)
+            stores[capture.store] = track
+            var result = StoreChanges(store: capture.store, changes: changes)
+            if let wanted = expected[capture.store], wanted != capture.sequenceNumber {
+                result.note =
+                    "the state was read after the store applied action #\(capture.sequenceNumber), not #\(wanted): "
+                    + "the changes include those of later actions"
+            } else if capture.sequenceNumber < previous {
+                result.note =
+                    "a later state of the store (after action #\(previous)) was shown before this one: the changes "
+                    + "undo those of later actions"
+            }
+            return result
+        }
+    }
+
+    // MARK: Problems
+
+    /// Notes a problem, with a row of its own when `hasRow` (a line of a file), at `time`.
+    mutating func note(_ problem: Problem, time: Date, hasRow: Bool) {
+        var problem = problem
+        if hasRow { problem.row = append(time: time, .problem(problem)) }
+        problemCount += 1
+        if problems.count < Self.maximumProblems { problems.append(problem) }
+    }
+
+    /// The index of `path` in the list of files rows refer to.
+    mutating func file(_ path: String) -> Int {
+        if let index = files.firstIndex(of: path) { return index }
+        files.append(path)
+        return files.count - 1
+    }
+}
