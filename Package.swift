@@ -47,12 +47,16 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["DispatchStore"], path: "Tests/TestSupport"),
         // The todo demo: `swift run todo`.
         .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
-        .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
+        .executableTarget(
+            name: "todo",
+            dependencies: ["TodoCore", "DispatchStore", "DispatchStoreInspector"],
+            path: "Demos/todo"
+        ),
         .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo", "TestSupport"]),
         // The service demo: `swift run inventory`.
         .target(
             name: "InventoryCore",
-            dependencies: ["DispatchStore", "DispatchStoreJournal"],
+            dependencies: ["DispatchStore", "DispatchStoreJournal", "DispatchStoreInspector"],
             path: "Demos/InventoryCore"
         ),
         .executableTarget(

@@ -16,8 +16,9 @@ import Darwin
 public enum InventoryCommand {
     /// The help, printed by `--help`.
     public static let usage = """
-        usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl
-               inventory --replay PATH [--verbose | --quiet]
+        usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--report PAGE.html]
+                         [--verbose | --quiet] < events.jsonl
+               inventory --replay PATH [--report PAGE.html] [--verbose | --quiet]
                inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--verbose | --quiet] < events.jsonl
                inventory --nats URL[,URL...] [--stream NAME] --export PATH
                inventory --help
@@ -67,6 +68,11 @@ public enum InventoryCommand {
                           replicate the stores through a NATS JetStream stream on these servers
           --stream NAME   with --nats, the stream's name (default INVENTORY)
           --export PATH   with --nats, write the stream as an action log to PATH (for --replay)
+          --report PATH   write the inspector's page of the run to PATH, one HTML file to open in a
+                          browser: every event's transaction, the stores' states after it and what
+                          changed; at the end, and whenever the service receives SIGUSR1. With --data,
+                          the page begins with the recovery (the snapshot, then the records after it);
+                          with --replay, it shows the log's lines, a line that cannot be read included
           --verbose       also log every event's outcome (info)
           --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                           duplicate ids and ignored cancels, and the start and the end)
@@ -108,6 +114,7 @@ public enum InventoryCommand {
     public static func run(_ options: InventoryOptions) async -> Never {
         let verbosity = options.verbosity
         let info = ProgramOutput.info(verbosity)
+        let report = InventoryReport.open(options)
         let service: InventoryService
         do {
             service = try InventoryService(
@@ -115,6 +122,7 @@ public enum InventoryCommand {
                 dataDirectory: options.dataDirectory,
                 snapshotEvery: options.snapshotEvery ?? 1_000,
                 verbosity: verbosity,
+                report: report,
                 diagnostics: ProgramOutput.writeError
             )
         } catch {
@@ -133,7 +141,8 @@ public enum InventoryCommand {
         if let replayPath = options.replayPath {
             do {
                 let (summary, report) = try service.replay(contentsOf: replayPath)
-                let sentence = "Replay of \(replayPath): \(report)."
+                let described = "Replay of \(replayPath): \(report)"
+                let sentence = described.hasSuffix(".") ? described : described + "."
                 // A torn last line or an empty log is worth a notice; a replay that diverged, an error.
                 if !report.succeeded {
                     ProgramOutput.writeError("inventory: error: \(sentence)")
@@ -168,7 +177,8 @@ public enum InventoryCommand {
     /// Serves events from standard input until its end, SIGTERM or SIGINT, then stops the service
     /// with `stopper`, which exits the program.
     ///
-    /// Lines that are not text are reported as bad lines of `service`.
+    /// Lines that are not text are reported as bad lines of `service`. With a report
+    /// (``InventoryService/report``), SIGUSR1 writes its page.
     ///
     /// - Parameters:
     ///   - service: The service, for bad lines.
@@ -179,7 +189,7 @@ public enum InventoryCommand {
         stopper: Stopper,
         accept: (String, Int) async -> Void
     ) async -> Never {
-        let sources = stopper.handleSignals()
+        let sources = stopper.handleSignals() + [service.report?.writeOnSignal()].compactMap { $0 }
         var reader = LineReader()
         var number = 0
         while let line = reader.next() {

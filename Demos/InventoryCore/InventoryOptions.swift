@@ -24,6 +24,9 @@ public struct InventoryOptions: Equatable, Sendable {
     /// `--export PATH`: with `--nats`, write the stream as an action log to PATH instead of reading
     /// standard input.
     public var exportPath: String?
+    /// `--report PATH`: write the inspector's page of the run to PATH (`DispatchStoreInspector`): at
+    /// the end, and on SIGUSR1 while running.
+    public var reportPath: String?
     /// `--verbose` or `--quiet`.
     public var verbosity = InventoryService.Verbosity.normal
     /// `-h` or `--help`.
@@ -31,8 +34,8 @@ public struct InventoryOptions: Equatable, Sendable {
 
     /// The usage in one line, for a usage error.
     public static let shortUsage =
-        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl, "
-        + "or inventory --replay PATH, "
+        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--report PAGE.html] [--verbose | --quiet] "
+        + "< events.jsonl, or inventory --replay PATH [--report PAGE.html], "
         + "or inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--export PATH]; "
         + "inventory --help explains"
 
@@ -82,6 +85,7 @@ public struct InventoryOptions: Equatable, Sendable {
         },
         Option(["--stream"], value: "NAME") { $0.streamName = $1 },
         Option(["--export"], value: "PATH") { $0.exportPath = $1 },
+        Option(["--report"], value: "PATH") { $0.reportPath = $1 },
         Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
         Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
         Option(["--help", "-h"]) { options, _ in options.showsHelp = true },

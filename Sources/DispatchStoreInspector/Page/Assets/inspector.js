@@ -265,11 +265,12 @@
         }
         return add(current.t === 'a' ? ']' : '}');
       }
-      const single = current.t === 'o' && current.k.length === 1 && isContainer(current.v[0]) &&
-        current.v[0].t === 'o';
+      const only = current.t === 'o' && current.k.length === 1 ? current.v[0] : undefined;
+      if (only !== undefined && !isContainer(only)) return add(current.k[0] + '(' + scalarText(only) + ')');
+      const single = only !== undefined && only.t === 'o';
       if (single) {
         if (!add(current.k[0] + '(')) return false;
-        current = current.v[0];
+        current = only;
       } else if (!add(current.t === 'd' ? '[' : '(')) {
         return false;
       }
@@ -385,8 +386,9 @@
   function historyState(row) {
     const entry = extra(row).entry;
     if (!recorder || entry === undefined) return null;
-    if (entry > recorder.current) return historyIds.has(entry) ? 'undone' : 'discarded';
-    return historyIds.has(entry) ? 'kept' : 'aged out';
+    if (historyIds.has(entry)) return entry > recorder.current ? 'undone' : 'kept';
+    const oldest = recorder.entries.length ? recorder.entries[0][0] : 0;
+    return entry < oldest ? 'aged out' : 'discarded';
   }
 
   function outcomeText(row) {
@@ -423,6 +425,21 @@
       else summaries[index] = row[3];
     }
     return summaries[index];
+  }
+
+  // The action's name in its row: an enum case (`order`) with its arguments, or the type's name.
+  function actionLabel(index) {
+    const row = rows[index];
+    const summary = summaryOf(index);
+    const raw = row[6];
+    const single = Array.isArray(raw) && raw[0] === 'o' && raw.length === 3;
+    if (single) {
+      const name = data.keys[raw[1]];
+      if (summary.startsWith(name + '(')) return [name, summary.slice(name.length)];
+      return [name, summary.startsWith(name + ': ') ? summary.slice(name.length + 2) : summary];
+    }
+    if (typeof raw === 'string') return [raw, ''];
+    return [shortType(data.types[row[5]]), summary];
   }
 
   function searchText(index) {
@@ -552,8 +569,9 @@
       const history = historyState(row);
       if (history === 'undone' || history === 'discarded') line.classList.add('undone');
       const action = element('span', 'c-action');
-      append(action, element('span', 'type', shortType(data.types[row[5]])), element('span', 'summary',
-        summaryOf(index)));
+      const [label, rest] = actionLabel(index);
+      append(action, element('span', 'type', label), element('span', 'summary', rest));
+      action.title = data.types[row[5]] + ' ' + summaryOf(index);
       const names = storeLists[index].map(s => stores[s].id).join(', ');
       const outcome = outcomeText(row);
       append(line, element('span', 'c-id', '#' + row[1]), element('span', 'c-time', formatTime(row[2])),

@@ -272,11 +272,12 @@ extension PageAssets {
                 }
                 return add(current.t === 'a' ? ']' : '}');
               }
-              const single = current.t === 'o' && current.k.length === 1 && isContainer(current.v[0]) &&
-                current.v[0].t === 'o';
+              const only = current.t === 'o' && current.k.length === 1 ? current.v[0] : undefined;
+              if (only !== undefined && !isContainer(only)) return add(current.k[0] + '(' + scalarText(only) + ')');
+              const single = only !== undefined && only.t === 'o';
               if (single) {
                 if (!add(current.k[0] + '(')) return false;
-                current = current.v[0];
+                current = only;
               } else if (!add(current.t === 'd' ? '[' : '(')) {
                 return false;
               }
@@ -364,6 +365,5 @@ extension PageAssets {
               parent.appendChild(more);
             }
           }
-
         """#
 }

@@ -5,6 +5,7 @@
 extension PageAssets {
     /// Lines 361 to 720 of inspector.js.
     static let scriptPiece2 = #"""
+
           // A tree whose first `openDepth` levels are open.
           function renderTree(value, openDepth) {
             return append(element('div', 'tree'), renderValue(value, undefined, openDepth));
@@ -32,8 +33,9 @@ extension PageAssets {
           function historyState(row) {
             const entry = extra(row).entry;
             if (!recorder || entry === undefined) return null;
-            if (entry > recorder.current) return historyIds.has(entry) ? 'undone' : 'discarded';
-            return historyIds.has(entry) ? 'kept' : 'aged out';
+            if (historyIds.has(entry)) return entry > recorder.current ? 'undone' : 'kept';
+            const oldest = recorder.entries.length ? recorder.entries[0][0] : 0;
+            return entry < oldest ? 'aged out' : 'discarded';
           }
 
           function outcomeText(row) {
@@ -70,6 +72,21 @@ extension PageAssets {
               else summaries[index] = row[3];
             }
             return summaries[index];
+          }
+
+          // The action's name in its row: an enum case (`order`) with its arguments, or the type's name.
+          function actionLabel(index) {
+            const row = rows[index];
+            const summary = summaryOf(index);
+            const raw = row[6];
+            const single = Array.isArray(raw) && raw[0] === 'o' && raw.length === 3;
+            if (single) {
+              const name = data.keys[raw[1]];
+              if (summary.startsWith(name + '(')) return [name, summary.slice(name.length)];
+              return [name, summary.startsWith(name + ': ') ? summary.slice(name.length + 2) : summary];
+            }
+            if (typeof raw === 'string') return [raw, ''];
+            return [shortType(data.types[row[5]]), summary];
           }
 
           function searchText(index) {
@@ -199,8 +216,9 @@ extension PageAssets {
               const history = historyState(row);
               if (history === 'undone' || history === 'discarded') line.classList.add('undone');
               const action = element('span', 'c-action');
-              append(action, element('span', 'type', shortType(data.types[row[5]])), element('span', 'summary',
-                summaryOf(index)));
+              const [label, rest] = actionLabel(index);
+              append(action, element('span', 'type', label), element('span', 'summary', rest));
+              action.title = data.types[row[5]] + ' ' + summaryOf(index);
               const names = storeLists[index].map(s => stores[s].id).join(', ');
               const outcome = outcomeText(row);
               append(line, element('span', 'c-id', '#' + row[1]), element('span', 'c-time', formatTime(row[2])),
@@ -347,23 +365,5 @@ extension PageAssets {
               applyFilter();
               document.body.dataset.filtered = query;
             }, 60);
-          });
-
-          function filterStore(store) {
-            storeFilter = store;
-            updateStoreChip();
-            applyFilter();
-            if (selected >= 0) scrollIntoView(selected);
-          }
-
-          function updateStoreChip() {
-            const chip = document.getElementById('store-filter');
-            clear(chip);
-            chip.hidden = storeFilter < 0;
-            if (storeFilter < 0) return;
-            const remove = element('button', null, '×');
-            remove.setAttribute('aria-label', 'Show every store');
-            remove.addEventListener('click', () => filterStore(-1));
-            append(chip, 'store: ' + stores[storeFilter].id, remove);
         """#
 }

@@ -3,8 +3,26 @@
 // the two agree.
 
 extension PageAssets {
-    /// Lines 721 to 1023 of inspector.js.
+    /// Lines 721 to 1041 of inspector.js.
     static let scriptPiece3 = #"""
+          });
+
+          function filterStore(store) {
+            storeFilter = store;
+            updateStoreChip();
+            applyFilter();
+            if (selected >= 0) scrollIntoView(selected);
+          }
+
+          function updateStoreChip() {
+            const chip = document.getElementById('store-filter');
+            clear(chip);
+            chip.hidden = storeFilter < 0;
+            if (storeFilter < 0) return;
+            const remove = element('button', null, '×');
+            remove.setAttribute('aria-label', 'Show every store');
+            remove.addEventListener('click', () => filterStore(-1));
+            append(chip, 'store: ' + stores[storeFilter].id, remove);
           }
 
           function storeName(store) {

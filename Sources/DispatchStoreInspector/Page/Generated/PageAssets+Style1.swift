@@ -159,7 +159,7 @@ extension PageAssets {
 
         .columns, .row {
           display: grid;
-          grid-template-columns: 64px 96px 52px minmax(0, 1fr) 150px 82px 70px;
+          grid-template-columns: 64px 96px 52px minmax(0, 1fr) 130px 72px 68px;
           gap: 8px;
           align-items: center;
           padding: 0 12px;
@@ -200,7 +200,7 @@ extension PageAssets {
         .row .c-id, .row .c-time, .row .c-duration { font-family: var(--mono); font-size: 12px; }
         .row .c-duration { text-align: right; }
         .row .type { font-weight: 600; }
-        .row .summary { color: var(--muted); font-family: var(--mono); font-size: 12px; margin-left: 6px; }
+        .row .summary { color: var(--muted); font-family: var(--mono); font-size: 12px; margin-left: 2px; }
         .row.undone { opacity: .55; }
         .row.undone .c-id::after { content: " ↶"; }
         .row.problem .c-action { color: var(--bad); }
