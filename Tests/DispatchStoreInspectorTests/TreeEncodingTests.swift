@@ -82,6 +82,59 @@ struct TreeEncodingTests {
         _ = state
     }
 
+    struct Entry: Codable, Equatable {
+        var name: String
+        var size: Int
+    }
+
+    struct Large: Codable {
+        var entries: [String: Entry] = [:]
+        var members: Set<String> = []
+        var numbers: [Int: Int] = [:]
+        var list: [Int] = []
+    }
+
+    @Test(
+        "large dictionaries, sets and arrays changed at random: each tree shares what it can, and its changes rebuild it"
+    )
+    func largeCollections() throws {
+        var random = SeededRandom(seed: 77)
+        var state = Large()
+        for index in 0..<100 {
+            state.entries["key \(index)"] = Entry(name: "entry \(index)", size: index)
+            state.members.insert("member \(index)")
+            state.numbers[index] = index
+        }
+        var previousState = state
+        var previous = try TreeEncoding.tree(of: state)
+        for round in 0..<150 {
+            let key = Int(random.next() % 150)
+            switch random.next() % 7 {
+            case 0: state.entries["key \(key)"] = Entry(name: "changed \(round)", size: round)
+            case 1: state.entries["key \(key)"] = nil
+            case 2: state.members.insert("member \(key)")
+            case 3: state.members.remove("member \(key)")
+            case 4: state.numbers[key, default: 0] += 1
+            case 5: state.list.append(round)
+            default:
+                // Enough new members at once to make the dictionary grow: its order changes.
+                for extra in 0..<Int(random.next() % 120) {
+                    state.entries["bulk \(round) \(extra)"] = Entry(name: "", size: 0)
+                }
+            }
+            let next = try TreeEncoding.tree(of: state, previous: previous)
+            let changes = TreeDiff.changes(from: previous, to: next)
+            #expect(
+                previous.applying(changes)?.isEquivalent(to: try TreeEncoding.tree(of: state)) == true,
+                "round \(round)"
+            )
+            #expect(changes.count <= 121, "round \(round): \(changes.count) changes")
+            previous = next
+            previousState = state
+        }
+        _ = previousState
+    }
+
     final class Box: Codable, @unchecked Sendable {
         var value: Int
 

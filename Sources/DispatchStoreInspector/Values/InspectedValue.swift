@@ -87,15 +87,35 @@ final class InspectedNode {
     /// The bytes of the Swift value each member was made from, when they identify it; empty when
     /// no member has any.
     let fingerprints: [Fingerprint?]
+    /// Where each member was in the node this one is the next version of (``derivedFrom``).
+    ///
+    /// -1 for a new member. The comparison of the two then looks up nothing.
+    let origins: [Int32]?
+    /// The node this one is the next version of, by identity (never dereferenced).
+    let derivedFrom: ObjectIdentifier?
+    /// The members' Swift values (a ``MemberValues``), kept when they are `Equatable` and have no
+    /// fingerprint, so that the next version can compare them.
+    let sources: AnyObject?
     /// Where each key is, built when first needed (only containers compared with a later version
     /// need it).
     private var positions: [String: Int]?
 
-    init(kind: Kind, keys: [String], values: [InspectedValue], fingerprints: [Fingerprint?] = []) {
+    init(
+        kind: Kind,
+        keys: [String],
+        values: [InspectedValue],
+        fingerprints: [Fingerprint?] = [],
+        origins: [Int32]? = nil,
+        derivedFrom: InspectedNode? = nil,
+        sources: AnyObject? = nil
+    ) {
         self.kind = kind
         self.keys = keys
         self.values = values
         self.fingerprints = fingerprints.contains { $0 != nil } ? fingerprints : []
+        self.origins = derivedFrom == nil ? nil : origins
+        self.derivedFrom = derivedFrom.map(ObjectIdentifier.init)
+        self.sources = sources
     }
 
     var count: Int {
@@ -137,15 +157,25 @@ final class InspectedNode {
 /// types get one: a class instance can change behind an unchanged reference.
 struct Fingerprint: Equatable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    private var size: Int
+    private var size: UInt8
 
     /// The most bytes a fingerprint holds.
     static let capacity = 32
 
+    /// Whether values of `Value` get fingerprints.
+    static func applies<Value>(to type: Value.Type) -> Bool {
+        MemoryLayout<Value>.size <= capacity && ValueSemantics.isValue(type)
+    }
+
+    /// The fingerprint of `value`, or `nil` when its type gets none.
     init?<Value>(of value: Value) {
-        let size = MemoryLayout<Value>.size
-        guard size <= Fingerprint.capacity, ValueSemantics.isValue(Value.self) else { return nil }
-        self.size = size
+        guard Self.applies(to: Value.self) else { return nil }
+        self.init(unchecked: value)
+    }
+
+    /// The fingerprint of `value`, whose type ``applies(to:)``.
+    init<Value>(unchecked value: Value) {
+        size = UInt8(MemoryLayout<Value>.size)
         withUnsafeMutableBytes(of: &words) { target in
             withUnsafeBytes(of: value) { source in
                 target.copyMemory(from: source)
@@ -156,5 +186,29 @@ struct Fingerprint: Equatable {
     static func == (lhs: Fingerprint, rhs: Fingerprint) -> Bool {
         lhs.size == rhs.size && lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1
             && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+    }
+}
+
+/// The Swift collection a node was made from, and its members' values in the node's order when
+/// they can be compared with `==`: what the next version's members are compared with.
+final class MemberValues<Value, Source> {
+    let values: [Value]?
+    let source: Source
+
+    init(_ values: [Value]?, source: Source) {
+        self.values = values
+        self.source = source
+    }
+}
+
+/// `==` for a type that is `Equatable`, found once per type at run time.
+enum Equality {
+    /// How to compare two values of `type`, or `nil` when it is not `Equatable`.
+    static func of<Value>(_ type: Value.Type) -> ((Value, Value) -> Bool)? {
+        guard let equatable = type as? any Equatable.Type else { return nil }
+        func make<Compared: Equatable>(_ compared: Compared.Type) -> Any {
+            { (left: Compared, right: Compared) in left == right } as (Compared, Compared) -> Bool
+        }
+        return make(equatable) as? (Value, Value) -> Bool
     }
 }

@@ -81,6 +81,10 @@ enum TreeDiff {
             path.append(member)
             return
         }
+        if let origins = new.origins, new.derivedFrom == ObjectIdentifier(old) {
+            compareDerived(old, new, origins: origins, path: &path, into: &changes)
+            return
+        }
         var found = 0
         for (index, key) in new.keys.enumerated() {
             guard let position = old.position(of: key, hint: index) else {
@@ -93,6 +97,35 @@ enum TreeDiff {
         guard found < old.count else { return }
         for (index, key) in old.keys.enumerated() where new.position(of: key, hint: index) == nil {
             changes.append(.remove(container: path, member: .key(key)))
+        }
+    }
+
+    /// Compares a node with the one it was made from, through the positions it recorded.
+    private static func compareDerived(
+        _ old: InspectedNode,
+        _ new: InspectedNode,
+        origins: [Int32],
+        path: inout [PathSegment],
+        into changes: inout [TreeChange]
+    ) {
+        var kept = 0
+        for (index, origin) in origins.enumerated() {
+            guard origin >= 0 else {
+                changes.append(.set(container: path, member: .key(new.keys[index]), value: new.values[index]))
+                continue
+            }
+            kept += 1
+            let before = old.values[Int(origin)]
+            if before == new.values[index] { continue }
+            compare(before, new.values[index], member: .key(new.keys[index]), path: &path, into: &changes)
+        }
+        guard kept < old.count else { return }
+        var present = [Bool](repeating: false, count: old.count)
+        for origin in origins where origin >= 0 {
+            present[Int(origin)] = true
+        }
+        for (index, isPresent) in present.enumerated() where !isPresent {
+            changes.append(.remove(container: path, member: .key(old.keys[index])))
         }
     }
 
