@@ -37,6 +37,16 @@ let package = Package(
             name: "DispatchStoreInspectorTests",
             dependencies: ["DispatchStoreInspector", "DispatchStore", "DispatchStoreJournal", "TestSupport"]
         ),
+        // Headless Chromium driven through the DevTools protocol over a pipe, for the browser tests
+        // and the benchmark's page scenarios; they are skipped where no Chromium is installed.
+        .target(name: "BrowserDriver", path: "Tests/BrowserDriver"),
+        .testTarget(
+            name: "InspectorBrowserTests",
+            dependencies: [
+                "BrowserDriver", "DispatchStoreInspector", "DispatchStore", "DispatchStoreJournal", "TestSupport",
+                "InventoryCore", "inventory", "todo",
+            ]
+        ),
         // Imports the toolchain's `Testing` module, which needs no package dependency.
         .target(name: "DispatchStoreTesting", dependencies: ["DispatchStore"]),
         .testTarget(

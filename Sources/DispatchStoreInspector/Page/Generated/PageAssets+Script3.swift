@@ -64,7 +64,7 @@ extension PageAssets {
 
           function renderTransaction(index, row) {
             const info = extra(row);
-            append(detail, element('h3', null, shortType(data.types[row[5]]) + ' #' + row[1]));
+            append(detail, element('h3', null, actionLabel(index)[0] + ' #' + row[1]));
             const meta = element('div', 'meta');
             append(meta, element('span', null, formatTime(row[2]) + ' UTC'), element('span', null, MODES[row[4]]));
             if (row[3] >= 0) append(meta, element('span', null, formatDuration(row[3])));
