@@ -265,7 +265,7 @@ extension Inspector: ReplayObserver {
                     state: snapshot.state, sequenceNumber: snapshot.sequenceNumber
                 )
             }
-            let changes = state.changes(for: captures, row: state.nextRowNumber).filter { !$0.changes.isEmpty }
+            let changes = state.changes(for: captures, row: state.nextRowNumber)
             var marker = Marker(
                 kind: "snapshot",
                 text: "Snapshot \(generation): the states after \(recordCount) record\(recordCount == 1 ? "" : "s"), "
@@ -277,6 +277,7 @@ extension Inspector: ReplayObserver {
                 CheckResult(store: $0.store, sequenceNumber: $0.sequenceNumber, matches: true, line: 0)
             }
             state.append(time: time, .marker(marker), changes: changes)
+            state.encodeIfOverBudget(captures)
         }
     }
 }

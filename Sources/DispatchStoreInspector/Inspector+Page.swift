@@ -107,7 +107,11 @@ extension Inspector {
     // MARK: Internals
 
     func makePageAndCounts() -> (page: [UInt8], counts: (kept: Int, dropped: Int, problems: Int)) {
-        let snapshot = state.withLockedValue { $0 }
+        // The states read and not encoded yet are encoded now, under the lock: a page waits for it.
+        let snapshot = state.withLockedValue { state in
+            state.encodeAll()
+            return state
+        }
         let recorder = recorderSummary()
         var data = PageData(state: snapshot, recorder: recorder, generated: Date())
         let page = PageDocument.html(data: data.json())

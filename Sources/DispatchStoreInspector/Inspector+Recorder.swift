@@ -59,8 +59,9 @@ extension Inspector {
                     state: snapshot.state, sequenceNumber: snapshot.sequenceNumber
                 )
             }
-            let changes = state.changes(for: captures, row: state.nextRowNumber).filter { !$0.changes.isEmpty }
+            let changes = state.changes(for: captures, row: state.nextRowNumber)
             state.append(time: time, .restore(move), changes: changes)
+            state.encodeIfOverBudget(captures)
         }
     }
 

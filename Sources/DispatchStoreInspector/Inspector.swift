@@ -172,23 +172,28 @@ public final class Inspector: Middleware, @unchecked Sendable {
     ) {
         let transaction = result.transaction
         let pending = state.pending.removeValue(forKey: transaction.id) ?? InspectorState.Pending()
+        // A transaction reaches a few stores: arrays searched in place, not dictionaries.
         var steps: [TransactionRecord.Step] = []
-        var expected: [Int: UInt64] = [:]
-        let outcomes = Dictionary(result.outcomes.map { ($0.storeIdentifier, $0) }) { first, _ in first }
+        steps.reserveCapacity(result.outcomes.count)
+        var expected: [(store: Int, number: UInt64)] = []
+        var captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)] = []
         for capture in pending.captures {
-            let outcome = outcomes[state.stores[capture.store].identifier]
-            if let number = outcome?.sequenceNumber { expected[capture.store] = number }
+            let identifier = state.stores[capture.store].identifier
+            let outcome = result.outcomes.first { $0.storeIdentifier == identifier }
+            if let number = outcome?.sequenceNumber {
+                expected.append((capture.store, number))
+                // Only stores that applied the action changed.
+                captures.append(capture)
+            }
             steps.append(
                 .init(store: capture.store, sequenceNumber: outcome?.sequenceNumber, status: Self.status(outcome))
             )
         }
         for outcome in result.outcomes
-        where !pending.captures.contains(where: { state.stores[$0.store].identifier == outcome.storeIdentifier }) {
+        where !steps.contains(where: { state.stores[$0.store].identifier == outcome.storeIdentifier }) {
             let index = state.storeIndex[outcome.storeIdentifier] ?? state.track(named: outcome.storeIdentifier)
             steps.append(.init(store: index, sequenceNumber: outcome.sequenceNumber, status: Self.status(outcome)))
         }
-        // Only stores that applied the action changed.
-        let captures = pending.captures.filter { expected[$0.store] != nil }
         let duration = pending.start.map { end - $0 }
         if let context = state.replay, let entry = context.entry {
             recordReplayed(
@@ -215,11 +220,8 @@ public final class Inspector: Middleware, @unchecked Sendable {
         record.historyEntry = state.recorder.entryOfTransaction.removeValue(forKey: transaction.id)
         let number = state.nextRowNumber
         let changes = state.changes(for: captures, row: number, expected: expected)
-        state.append(
-            time: time,
-            .transaction(record),
-            changes: changes.filter { !$0.changes.isEmpty || $0.note != nil }
-        )
+        state.append(time: time, .transaction(record), changes: changes)
+        state.encodeIfOverBudget(captures)
     }
 
     /// Records a replayed line's transaction, or merges it into the row of the same line when the
@@ -229,7 +231,7 @@ public final class Inspector: Middleware, @unchecked Sendable {
         transaction: Transaction,
         steps: [TransactionRecord.Step],
         captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)],
-        expected: [Int: UInt64],
+        expected: [(store: Int, number: UInt64)],
         duration: Duration?,
         error: DispatchError?,
         in state: inout InspectorState
@@ -242,8 +244,9 @@ public final class Inspector: Middleware, @unchecked Sendable {
                 record.parts += 1
                 record.duration = [record.duration, duration].compactMap { $0 }.reduce(nil) { ($0 ?? .zero) + $1 }
                 row.content = .transaction(record)
-                row.changes += changes.filter { !$0.changes.isEmpty || $0.note != nil }
+                row.changes += changes
             }
+            state.encodeIfOverBudget(captures)
             return
         }
         var record = TransactionRecord(
@@ -262,9 +265,10 @@ public final class Inspector: Middleware, @unchecked Sendable {
         state.append(
             time: entry.time,
             .transaction(record),
-            changes: changes.filter { !$0.changes.isEmpty || $0.note != nil }
+            changes: changes
         )
         state.replay?.entryRow = number
+        state.encodeIfOverBudget(captures)
     }
 
     private static func status(_ outcome: StoreOutcome?) -> TransactionRecord.Status {

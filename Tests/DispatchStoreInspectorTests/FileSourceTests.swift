@@ -33,7 +33,7 @@ struct FileSourceTests {
         let page = try PageReader(inspector.makePage())
         #expect(page.transactionIDs == ids)
         let transactions = page.rows.filter { ($0[0] as! NSNumber).intValue == 0 }
-        #expect(transactions.map { ($0[9] as? [String: Any])?["line"] as? Int } == (1...60).map { $0 })
+        #expect(page.transactionExtras.map { $0["line"] as? Int } == (1...60).map { $0 })
         let source = try #require(page.data["source"] as? [String: Any])
         #expect(source["kind"] as? String == "log" && source["path"] as? String == path)
         #expect(source["lines"] as? Int == 61)
@@ -125,7 +125,7 @@ struct FileSourceTests {
         #expect(kinds == [2, 0, 0, 0, 0, 0, 0])
         #expect(page.rows[0][2] as? String == "snapshot")
         #expect(Array(page.transactionIDs.prefix(5)) == Array(ids.suffix(5)))
-        #expect(page.rows[1...5].map { ($0[9] as? [String: Any])?["line"] as? Int } == [1, 2, 3, 4, 5])
+        #expect(page.transactionExtras.prefix(5).map { $0["line"] as? Int } == [1, 2, 3, 4, 5])
         let source = try #require(page.data["source"] as? [String: Any])
         #expect(source["kind"] as? String == "journal")
         #expect((source["detail"] as? String)?.contains("(20 records) and 5 after it") == true, "\(source)")

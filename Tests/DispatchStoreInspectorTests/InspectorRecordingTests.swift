@@ -107,7 +107,10 @@ struct InspectorRecordingTests {
         }
         #expect(inspector.transactionCount == 40)
         #expect(inspector.droppedTransactionCount == 560)
-        let state = inspector.state.withLockedValue { $0 }
+        let state = inspector.state.withLockedValue { state in
+            state.encodeAll()
+            return state
+        }
         #expect(state.keptRows.count == 40)
         #expect(state.stores[0].keyframes.count < 20)
         let page = try PageReader(inspector.makePage())
@@ -124,9 +127,9 @@ struct InspectorRecordingTests {
         state.stores.append(StoreTrack(identifier: "stock", typeName: "Stock", waitsFor: []))
         state.storeIndex["stock"] = 0
         state.stores[0].start(with: Stock(), sequenceNumber: 0, at: 0)
-        let late = state.changes(for: [(0, Stock(items: ["fig": 2]), 2)], row: 0, expected: [0: 1])
+        let late = state.changes(for: [(0, Stock(items: ["fig": 2]), 2)], row: 0, expected: [(0, 1)])
         #expect(late[0].note?.contains("after the store applied action #2, not #1") == true)
-        let backwards = state.changes(for: [(0, Stock(items: ["fig": 1]), 1)], row: 1, expected: [0: 1])
+        let backwards = state.changes(for: [(0, Stock(items: ["fig": 1]), 1)], row: 1, expected: [(0, 1)])
         #expect(backwards[0].note?.contains("a later state of the store (after action #2) was shown before") == true)
     }
 

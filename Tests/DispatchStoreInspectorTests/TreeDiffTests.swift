@@ -29,11 +29,11 @@ struct TreeDiffTests {
         let choice = new.node!.child(named: "choice")!
         #expect(
             changes == [
-                .set(container: [], member: .key("count"), value: .integer(2)),
-                .set(container: [.key("items")], member: .key("c"), value: .integer(3)),
-                .remove(container: [.key("items")], member: .key("b")),
-                .splice(container: [.key("list")], index: 1, deleteCount: 0, values: [.string("z")]),
-                .set(container: [], member: .key("choice"), value: choice),
+                .set(container: [], member: .field("count"), value: .integer(2)),
+                .set(container: [.field("items")], member: .key("c"), value: .integer(3)),
+                .remove(container: [.field("items")], member: .key("b")),
+                .splice(container: [.field("list")], index: 1, deleteCount: 0, values: [.string("z")]),
+                .set(container: [], member: .field("choice"), value: choice),
             ]
         )
         #expect(old.applying(changes)?.isEquivalent(to: new) == true)

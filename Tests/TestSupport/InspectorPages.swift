@@ -42,9 +42,22 @@ public struct InspectorPage {
         rows.filter { ($0[0] as? NSNumber)?.intValue == 0 }.map { ($0[1] as? NSNumber)?.uint64Value ?? 0 }
     }
 
-    /// The `extra` object of each transaction row (line, history entry, ...), `[:]` when it has none.
+    /// The `extra` object of each transaction row (line, history entry, ...), `[:]` when it has none;
+    /// `1`, the line after the previous row's in the same file, resolved.
     public var transactionExtras: [[String: Any]] {
-        rows.filter { ($0[0] as? NSNumber)?.intValue == 0 }.map { $0[9] as? [String: Any] ?? [:] }
+        var line = 0
+        var file: Any = NSNull()
+        return rows.filter { ($0[0] as? NSNumber)?.intValue == 0 }.map { row in
+            var facts = row[9] as? [String: Any] ?? [:]
+            if (row[9] as? NSNumber)?.intValue == 1, !(row[9] is [String: Any]) {
+                facts = ["line": line + 1, "file": file]
+            }
+            if let next = facts["line"] as? Int {
+                line = next
+                file = facts["file"] ?? NSNull()
+            }
+            return facts
+        }
     }
 
     /// The source's facts: kind, path, bytes, lines, detail.

@@ -21,7 +21,8 @@ import Foundation
 ///   after `start`; `µs` its duration, or -1; `mode` 0 `async`, 1 `sync`, 2 `serial`, 3
 ///   `mainThread`; `type` an index into `types`; `steps` `[store, sequence number or -1, status]`
 ///   flattened, in the order the stores applied the action (status 0 finished, 1 cancelled, 2
-///   failed); `changes` `[store, [change]]` flattened; `extra` 0 or an object with `line`, `file`,
+///   failed); `changes` `[store, [change]]` flattened; `extra` 0, 1 (the line after the previous
+///   row's, in the same file, and nothing more), or an object with `line`, `file`,
 ///   `target`, `error`, `failures` (store index to error text), `notes` (store index to text),
 ///   `entry` (the recorder's history entry), `checks` (`[store, sequence number, 1 match / 0 differs
 ///   / -1 not compared, line]`) and `parts`.
@@ -29,7 +30,8 @@ import Foundation
 /// - `[2, ms, kind, text, file, line, checks, changes]`: a snapshot or a checkpoint.
 /// - `[3, ms, text, changes]`: states changed outside any action (a recorder's move).
 ///
-/// A change is `[0, path, member, value]` (set a member: a key, or an array position),
+/// A change is `[0, path, member, value]` (set a member: a key, a struct's field as -1 - its index
+/// in `keys`, or an array position),
 /// `[1, path, member]` (remove it), `[2, path, index, deleteCount, [values]]` (splice an array) or
 /// `[3, value]` (replace the whole state); `path` indexes `paths`, the containers' paths from the
 /// root. A frame `[store, position, tree, hidden]` is the store's full state after the rows before
@@ -40,11 +42,14 @@ struct PageData {
     let recorder: (entries: [(id: Int, transactions: Int, key: String?)], current: Int)?
     let generated: Date
 
-    private var body = PageJSON()
+    var body = PageJSON()
     private var paths: [[PathSegment]] = [[]]
     private var pathIndex: [[PathSegment]: Int] = [[]: 0]
     var types: [String] = []
     private var typeIndex: [ObjectIdentifier: Int] = [:]
+    /// The line and file of the previous replayed row, for rows that follow it.
+    var lastLine: Int?
+    var lastFile: Int?
     let start: Date
 
     init(
@@ -116,225 +121,16 @@ struct PageData {
         return page.bytes
     }
 
-    // MARK: Rows
-
-    private mutating func write(_ row: TimelineRow) {
-        let milliseconds = ((row.time.timeIntervalSince(start)) * 1_000).rounded()
-        switch row.content {
-        case .transaction(let record):
-            write(record, milliseconds: milliseconds, changes: row.changes)
-        case .problem(let problem):
-            body.raw("[1,")
-            body.write(milliseconds)
-            body.byte(",")
-            body.write(problem.kind)
-            body.byte(",")
-            body.write(problem.message)
-            body.byte(",")
-            writeOptional(problem.file)
-            body.byte(",")
-            writeOptional(problem.line)
-            body.byte("]")
-        case .marker(let marker):
-            body.raw("[2,")
-            body.write(milliseconds)
-            body.byte(",")
-            body.write(marker.kind)
-            body.byte(",")
-            body.write(marker.text)
-            body.byte(",")
-            writeOptional(marker.file)
-            body.byte(",")
-            writeOptional(marker.line)
-            body.byte(",")
-            writeChecks(marker.checks)
-            body.byte(",")
-            writeStoreChanges(row.changes)
-            body.byte("]")
-        case .restore(let text):
-            body.raw("[3,")
-            body.write(milliseconds)
-            body.byte(",")
-            body.write(text)
-            body.byte(",")
-            writeStoreChanges(row.changes)
-            body.byte("]")
-        }
-    }
-
-    private mutating func write(_ record: TransactionRecord, milliseconds: Double, changes: [StoreChanges]) {
-        body.raw("[0,")
-        body.write(record.id)
-        body.byte(",")
-        body.write(milliseconds)
-        body.byte(",")
-        if let duration = record.duration {
-            let (seconds, attoseconds) = duration.components
-            body.write(seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
-        } else {
-            body.raw("-1")
-        }
-        body.byte(",")
-        body.write(Self.modeNumber(record.mode))
-        body.byte(",")
-        body.write(typeNumber(of: record.action))
-        body.byte(",")
-        body.write(Self.tree(of: record.action))
-        body.raw(",[")
-        var failures: [(Int, String)] = []
-        for (index, step) in record.steps.enumerated() {
-            if index > 0 { body.byte(",") }
-            body.write(step.store)
-            body.byte(",")
-            if let number = step.sequenceNumber { body.write(number) } else { body.raw("-1") }
-            body.byte(",")
-            switch step.status {
-            case .finished: body.byte("0")
-            case .cancelled: body.byte("1")
-            case .failed(let text):
-                body.byte("2")
-                failures.append((step.store, text))
-            }
-        }
-        body.raw("],")
-        writeStoreChanges(changes)
-        body.byte(",")
-        writeExtra(
-            record,
-            failures: failures,
-            notes: changes.compactMap { change in change.note.map { (change.store, $0) } }
-        )
-        body.byte("]")
-    }
-
-    private mutating func writeExtra(_ record: TransactionRecord, failures: [(Int, String)], notes: [(Int, String)]) {
-        var fields = 0
-        func field(_ name: StaticString) {
-            body.byte(fields == 0 ? "{" : ",")
-            fields += 1
-            body.byte("\"")
-            body.raw(name)
-            body.raw("\":")
-        }
-        if let line = record.line {
-            field("line")
-            body.write(line)
-        }
-        if let file = record.file {
-            field("file")
-            body.write(file)
-        }
-        if let target = record.target {
-            field("target")
-            body.write(target)
-        }
-        if let error = record.error {
-            field("error")
-            body.write(error)
-        }
-        for (name, list) in [("failures", failures), ("notes", notes)] where !list.isEmpty {
-            name == "failures" ? field("failures") : field("notes")
-            body.byte("{")
-            for (index, item) in list.enumerated() {
-                if index > 0 { body.byte(",") }
-                body.write(String(item.0))
-                body.byte(":")
-                body.write(item.1)
-            }
-            body.byte("}")
-        }
-        if let entry = record.historyEntry {
-            field("entry")
-            body.write(entry)
-        }
-        if !record.checks.isEmpty {
-            field("checks")
-            writeChecks(record.checks)
-        }
-        if record.parts > 1 {
-            field("parts")
-            body.write(record.parts)
-        }
-        if fields == 0 { body.byte("0") } else { body.byte("}") }
-    }
-
-    private mutating func writeChecks(_ checks: [CheckResult]) {
-        body.byte("[")
-        for (index, check) in checks.enumerated() {
-            if index > 0 { body.byte(",") }
-            body.byte("[")
-            body.write(check.store)
-            body.byte(",")
-            body.write(check.sequenceNumber)
-            body.byte(",")
-            body.write(check.matches.map { $0 ? 1 : 0 } ?? -1)
-            body.byte(",")
-            body.write(check.line)
-            body.byte("]")
-        }
-        body.byte("]")
-    }
-
-    private mutating func writeStoreChanges(_ changes: [StoreChanges]) {
-        body.byte("[")
-        for (index, change) in changes.enumerated() {
-            if index > 0 { body.byte(",") }
-            body.write(change.store)
-            body.byte(",")
-            writeChanges(change.changes)
-        }
-        body.byte("]")
-    }
-
-    private mutating func writeChanges(_ changes: [TreeChange]) {
-        body.byte("[")
-        for (index, change) in changes.enumerated() {
-            if index > 0 { body.byte(",") }
-            switch change {
-            case .set(let container, let member, let value):
-                body.raw("[0,")
-                body.write(pathNumber(container))
-                body.byte(",")
-                write(member, to: &body)
-                body.byte(",")
-                body.write(value)
-            case .remove(let container, let member):
-                body.raw("[1,")
-                body.write(pathNumber(container))
-                body.byte(",")
-                write(member, to: &body)
-            case .splice(let container, let index, let deleteCount, let values):
-                body.raw("[2,")
-                body.write(pathNumber(container))
-                body.byte(",")
-                body.write(index)
-                body.byte(",")
-                body.write(deleteCount)
-                body.raw(",[")
-                for (position, value) in values.enumerated() {
-                    if position > 0 { body.byte(",") }
-                    body.write(value)
-                }
-                body.byte("]")
-            case .replace(let value):
-                body.raw("[3,")
-                body.write(value)
-            }
-            body.byte("]")
-        }
-        body.byte("]")
-    }
-
     // MARK: Pieces
 
-    private mutating func pathNumber(_ path: [PathSegment]) -> Int {
+    mutating func pathNumber(_ path: [PathSegment]) -> Int {
         if let number = pathIndex[path] { return number }
         pathIndex[path] = paths.count
         paths.append(path)
         return paths.count - 1
     }
 
-    private mutating func typeNumber(of action: any ActionType) -> Int {
+    mutating func typeNumber(of action: any ActionType) -> Int {
         let type = Swift.type(of: action)
         let key = ObjectIdentifier(type)
         if let number = typeIndex[key] { return number }
@@ -351,14 +147,25 @@ struct PageData {
         return Reflection.tree(of: action)
     }
 
-    private func write(_ segment: PathSegment, to writer: inout PageJSON) {
+    /// A path segment of the path table: a key or a field by its name, a position by its number.
+    func write(_ segment: PathSegment, to writer: inout PageJSON) {
         switch segment {
-        case .key(let key): writer.write(key)
+        case .key(let key), .field(let key): writer.write(key)
         case .index(let index): writer.write(index)
         }
     }
 
-    private mutating func writeOptional(_ value: Int?) {
+    /// A changed member: a field by -1 - its index in the key table, a key by its name, a position
+    /// by its number.
+    mutating func writeMember(_ segment: PathSegment) {
+        if case .field(let name) = segment {
+            body.write(-1 - body.keyNumber(name))
+        } else {
+            write(segment, to: &body)
+        }
+    }
+
+    mutating func writeOptional(_ value: Int?) {
         writeOptional(value, to: &body)
     }
 

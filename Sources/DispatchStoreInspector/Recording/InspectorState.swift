@@ -7,6 +7,9 @@ struct InspectorState {
     let limit: Int
     var stores: [StoreTrack] = []
     var storeIndex: [String: Int] = [:]
+    /// The same, by the store object: a lookup without hashing the identifier. (A store object
+    /// lives as long as it is registered, so its identity is not reused meanwhile.)
+    var storeIndexByObject: [ObjectIdentifier: Int] = [:]
     /// The kept rows are `rows[head...]`.
     private(set) var rows: [TimelineRow] = []
     private var head = 0
@@ -79,7 +82,12 @@ struct InspectorState {
 
     /// The index of the store, adding it (with its current state as its first) when new.
     mutating func track(_ store: any AnyStore) -> Int {
-        if let index = storeIndex[store.identifier] { return index }
+        let object = ObjectIdentifier(store)
+        if let index = storeIndexByObject[object] { return index }
+        if let index = storeIndex[store.identifier] {
+            storeIndexByObject[object] = index
+            return index
+        }
         let index = stores.count
         storeIndex[store.identifier] = index
         var track = StoreTrack(
@@ -91,6 +99,7 @@ struct InspectorState {
             track.start(with: state, sequenceNumber: sequenceNumber, at: nextRowNumber)
         }
         stores.append(track)
+        storeIndexByObject[object] = index
         return index
     }
 
@@ -128,17 +137,24 @@ struct InspectorState {
     }
 
     private mutating func dropOldestRow() {
-        let row = rows[head]
+        let dropped = head
         head += 1
-        if row.transaction != nil {
+        if case .transaction = rows[dropped].content {
             keptTransactions -= 1
             droppedTransactions += 1
         }
         // The other stores drop their keyframes when the page is written (``pruneStores()``).
         let firstKept = firstKeptRow
-        for change in row.changes {
-            stores[change.store].drop(row: row.number, changes: change.changes, firstKept: firstKept)
+        let number = rows[dropped].number
+        for change in rows[dropped].changes {
+            stores[change.store].drop(
+                row: number,
+                changes: change.isPending ? nil : change.changes,
+                firstKept: firstKept
+            )
         }
+        // The dropped row's contents are not needed any more; the slot goes when the array is compacted.
+        rows[dropped].changes = []
         if head >= 1_024, head * 2 >= rows.count {
             rows.removeFirst(head)
             head = 0
@@ -153,19 +169,20 @@ struct InspectorState {
         }
     }
 
-    /// The states read now for `captures`, each compared with the store's previous one.
+    /// Keeps the states read for `captures`, after row `row`: the row's changes, to encode when
+    /// the page is written (or sooner, when too many states wait).
     mutating func changes(
         for captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)],
         row: Int,
-        expected: [Int: UInt64] = [:]
+        expected: [(store: Int, number: UInt64)] = []
     ) -> [StoreChanges] {
         captures.map { capture in
-            var track = stores[capture.store]
-            let previous = track.sequenceNumber
-            let changes = track.record(capture.state, sequenceNumber: capture.sequenceNumber, row: row)
-            stores[capture.store] = track
-            var result = StoreChanges(store: capture.store, changes: changes)
-            if let wanted = expected[capture.store], wanted != capture.sequenceNumber {
+            let previous = stores[capture.store].sequenceNumber
+            stores[capture.store].record(capture.state, sequenceNumber: capture.sequenceNumber, row: row)
+            var result = StoreChanges(store: capture.store, isPending: true)
+            if let wanted = expected.first(where: { $0.store == capture.store })?.number,
+                wanted != capture.sequenceNumber
+            {
                 result.note =
                     "the state was read after the store applied action #\(capture.sequenceNumber), not #\(wanted): "
                     + "the changes include those of later actions"
@@ -175,6 +192,37 @@ struct InspectorState {
                     + "undo those of later actions"
             }
             return result
+        }
+    }
+
+    /// Encodes the states that wait, of every store: before the page is written.
+    mutating func encodeAll() {
+        for store in stores.indices {
+            encode(store)
+        }
+    }
+
+    /// Encodes the older half of the states waiting for stores that keep too many.
+    mutating func encodeIfOverBudget(_ captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)]) {
+        for capture in captures where stores[capture.store].isOverBudget {
+            encode(capture.store, count: stores[capture.store].waitingCount / 2)
+        }
+    }
+
+    /// Encodes `count` states waiting for `store` and puts their changes in their rows; a row
+    /// whose state did not change loses its entry for the store.
+    private mutating func encode(_ store: Int, count: Int = .max) {
+        guard stores[store].waitingCount > 0 else { return }
+        for (row, changes) in stores[store].encodePending(count) {
+            withRow(row) { row in
+                guard let index = row.changes.firstIndex(where: { $0.store == store && $0.isPending }) else { return }
+                if changes.isEmpty && row.changes[index].note == nil {
+                    row.changes.remove(at: index)
+                } else {
+                    row.changes[index].changes = changes
+                    row.changes[index].isPending = false
+                }
+            }
         }
     }
 

@@ -1,7 +1,16 @@
 /// One step of a path into a tree: a member's key, or an array element's position.
+///
+/// A struct's field is a `field`: the page names it by its index in the key table, which the
+/// fields' names fill, rather than by its name each time.
 enum PathSegment: Hashable {
     case key(String)
+    case field(String)
     case index(Int)
+
+    /// The segment for member `key` of a container of `kind`.
+    static func member(_ key: String, of kind: InspectedNode.Kind) -> PathSegment {
+        kind == .object ? .field(key) : .key(key)
+    }
 }
 
 /// One change that turns a tree into its next version; the page applies the same changes.
@@ -88,15 +97,21 @@ enum TreeDiff {
         var found = 0
         for (index, key) in new.keys.enumerated() {
             guard let position = old.position(of: key, hint: index) else {
-                changes.append(.set(container: path, member: .key(key), value: new.values[index]))
+                changes.append(.set(container: path, member: .member(key, of: new.kind), value: new.values[index]))
                 continue
             }
             found += 1
-            compare(old.values[position], new.values[index], member: .key(key), path: &path, into: &changes)
+            compare(
+                old.values[position],
+                new.values[index],
+                member: .member(key, of: new.kind),
+                path: &path,
+                into: &changes
+            )
         }
         guard found < old.count else { return }
         for (index, key) in old.keys.enumerated() where new.position(of: key, hint: index) == nil {
-            changes.append(.remove(container: path, member: .key(key)))
+            changes.append(.remove(container: path, member: .member(key, of: new.kind)))
         }
     }
 
@@ -111,13 +126,21 @@ enum TreeDiff {
         var kept = 0
         for (index, origin) in origins.enumerated() {
             guard origin >= 0 else {
-                changes.append(.set(container: path, member: .key(new.keys[index]), value: new.values[index]))
+                changes.append(
+                    .set(container: path, member: .member(new.keys[index], of: new.kind), value: new.values[index])
+                )
                 continue
             }
             kept += 1
             let before = old.values[Int(origin)]
             if before == new.values[index] { continue }
-            compare(before, new.values[index], member: .key(new.keys[index]), path: &path, into: &changes)
+            compare(
+                before,
+                new.values[index],
+                member: .member(new.keys[index], of: new.kind),
+                path: &path,
+                into: &changes
+            )
         }
         guard kept < old.count else { return }
         var present = [Bool](repeating: false, count: old.count)
@@ -125,7 +148,7 @@ enum TreeDiff {
             present[Int(origin)] = true
         }
         for (index, isPresent) in present.enumerated() where !isPresent {
-            changes.append(.remove(container: path, member: .key(old.keys[index])))
+            changes.append(.remove(container: path, member: .member(old.keys[index], of: new.kind)))
         }
     }
 
@@ -220,7 +243,7 @@ extension InspectedNode {
     /// The member at `segment`.
     func member(_ segment: PathSegment) -> InspectedValue? {
         switch segment {
-        case .key(let key): kind == .array ? nil : child(named: key)
+        case .key(let key), .field(let key): kind == .array ? nil : child(named: key)
         case .index(let index): kind == .array && index >= 0 && index < count ? values[index] : nil
         }
     }
@@ -239,7 +262,7 @@ extension InspectedNode {
             } else {
                 return nil
             }
-        case .key(let key):
+        case .key(let key), .field(let key):
             guard kind != .array else { return nil }
             if let position = position(of: key) {
                 if let value {

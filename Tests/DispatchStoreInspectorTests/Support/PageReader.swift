@@ -49,6 +49,24 @@ struct PageReader {
         rows.filter { ($0[0] as? Int) == 0 }.map { ($0[1] as? NSNumber)?.uint64Value ?? 0 }
     }
 
+    /// The `extra` object of each transaction row (line, history entry, ...), `[:]` when it has none;
+    /// `1`, the line after the previous row's in the same file, resolved.
+    var transactionExtras: [[String: Any]] {
+        var line = 0
+        var file: Any = NSNull()
+        return rows.filter { ($0[0] as? NSNumber)?.intValue == 0 }.map { row in
+            var facts = row[9] as? [String: Any] ?? [:]
+            if (row[9] as? NSNumber)?.intValue == 1, !(row[9] is [String: Any]) {
+                facts = ["line": line + 1, "file": file]
+            }
+            if let next = facts["line"] as? Int {
+                line = next
+                file = facts["file"] ?? NSNull()
+            }
+            return facts
+        }
+    }
+
     // MARK: Trees
 
     /// A tree in the page's tagged form, as a value.
@@ -109,7 +127,8 @@ struct PageReader {
 
     private func segment(_ raw: Any) -> PathSegment {
         if let key = raw as? String { return .key(key) }
-        return .index((raw as! NSNumber).intValue)
+        let number = (raw as! NSNumber).intValue
+        return number < 0 ? .field(keys[-1 - number]) : .index(number)
     }
 
     /// Every store's state after every row (`states[row][store]`), rebuilt from the frames and the

@@ -131,7 +131,8 @@
       const removed = container.v.splice(change[2], change[3], ...change[4].map(node));
       return [path.concat([change[2]]), removed, container.v.slice(change[2], change[2] + change[4].length), 'spliced'];
     }
-    const key = change[2];
+    // A struct's field comes as -1 - its index in the key table.
+    const key = typeof change[2] === 'number' && change[2] < 0 ? data.keys[-1 - change[2]] : change[2];
     if (container.t === 'a') {
       const old = container.v[key];
       if (change[0] === 0) {
@@ -377,24 +378,38 @@
     return row[row[0] === 0 ? 2 : 1];
   }
 
-  function extra(row) {
-    return row[0] === 0 && row[9] ? row[9] : {};
-  }
+  // Each transaction row's extra facts; 1 stands for the line after the previous row's, same file.
+  const extras = (() => {
+    let line;
+    let file;
+    return rows.map(row => {
+      if (row[0] !== 0) return {};
+      let facts = row[9];
+      if (facts === 1) facts = { line: line + 1, file: file };
+      else if (!facts) facts = {};
+      if (facts.line !== undefined) {
+        line = facts.line;
+        file = facts.file;
+      }
+      return facts;
+    });
+  })();
 
   // What became of the transaction's history entry by the end: undone (after the recorder's
   // position), undone and then discarded by a later action, or neither.
-  function historyState(row) {
-    const entry = extra(row).entry;
+  function historyState(index) {
+    const entry = extras[index].entry;
     if (!recorder || entry === undefined) return null;
     if (historyIds.has(entry)) return entry > recorder.current ? 'undone' : 'kept';
     const oldest = recorder.entries.length ? recorder.entries[0][0] : 0;
     return entry < oldest ? 'aged out' : 'discarded';
   }
 
-  function outcomeText(row) {
+  function outcomeText(index) {
+    const row = rows[index];
     if (row[0] !== 0) return '';
     const steps = row[7];
-    if (steps.length === 0) return extra(row).error ? 'unhandled' : '';
+    if (steps.length === 0) return extras[index].error ? 'unhandled' : '';
     let failed = 0;
     let cancelled = 0;
     for (let i = 2; i < steps.length; i += 3) {
@@ -403,7 +418,7 @@
     }
     if (failed) return failed + ' failed';
     if (cancelled) return cancelled + ' cancelled';
-    return extra(row).error ? 'error' : 'ok';
+    return extras[index].error ? 'error' : 'ok';
   }
 
   const payloadTexts = new Array(rows.length);
@@ -497,8 +512,8 @@
       }
     }
     if (recorder) {
-      const undone = rows.filter(row => historyState(row) === 'undone').length;
-      const discarded = rows.filter(row => historyState(row) === 'discarded').length;
+      const undone = rows.filter((_, index) => historyState(index) === 'undone').length;
+      const discarded = rows.filter((_, index) => historyState(index) === 'discarded').length;
       const first = recorder.entries.length ? recorder.entries[0][0] : 0;
       const last = recorder.entries.length ? recorder.entries[recorder.entries.length - 1][0] : 0;
       let text = 'Recorder: the stores are at history entry ' + recorder.current + ' (entries ' + first + ' to ' +
@@ -566,14 +581,14 @@
     line.dataset.row = String(index);
     line.setAttribute('role', 'option');
     if (row[0] === 0) {
-      const history = historyState(row);
+      const history = historyState(index);
       if (history === 'undone' || history === 'discarded') line.classList.add('undone');
       const action = element('span', 'c-action');
       const [label, rest] = actionLabel(index);
       append(action, element('span', 'type', label), element('span', 'summary', rest));
       action.title = data.types[row[5]] + ' ' + summaryOf(index);
       const names = storeLists[index].map(s => stores[s].id).join(', ');
-      const outcome = outcomeText(row);
+      const outcome = outcomeText(index);
       append(line, element('span', 'c-id', '#' + row[1]), element('span', 'c-time', formatTime(row[2])),
         element('span', 'c-mode', MODES[row[4]]), action, element('span', 'c-stores', names),
         element('span', 'c-outcome ' + (outcome === 'ok' ? 'good' : 'bad'), outcome),
@@ -776,7 +791,7 @@
   }
 
   function renderTransaction(index, row) {
-    const info = extra(row);
+    const info = extras[index];
     append(detail, element('h3', null, actionLabel(index)[0] + ' #' + row[1]));
     const meta = element('div', 'meta');
     append(meta, element('span', null, formatTime(row[2]) + ' UTC'), element('span', null, MODES[row[4]]));
@@ -784,7 +799,7 @@
     if (info.line !== undefined) append(meta, element('span', null, fileText(info.file, info.line)));
     if (info.target !== undefined) append(meta, element('span', null, 'to ' + info.target));
     if (info.parts) append(meta, element('span', null, 'replayed in ' + info.parts + ' dispatches'));
-    const history = historyState(row);
+    const history = historyState(index);
     if (history) {
       const labels = { kept: '', undone: ', undone at the end', discarded: ', undone, then replaced',
         'aged out': ', no longer in the history' };

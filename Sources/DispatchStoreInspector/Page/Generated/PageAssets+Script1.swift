@@ -138,7 +138,8 @@ extension PageAssets {
               const removed = container.v.splice(change[2], change[3], ...change[4].map(node));
               return [path.concat([change[2]]), removed, container.v.slice(change[2], change[2] + change[4].length), 'spliced'];
             }
-            const key = change[2];
+            // A struct's field comes as -1 - its index in the key table.
+            const key = typeof change[2] === 'number' && change[2] < 0 ? data.keys[-1 - change[2]] : change[2];
             if (container.t === 'a') {
               const old = container.v[key];
               if (change[0] === 0) {
@@ -364,6 +365,5 @@ extension PageAssets {
               });
               parent.appendChild(more);
             }
-          }
         """#
 }

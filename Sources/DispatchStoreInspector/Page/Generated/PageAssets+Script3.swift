@@ -3,8 +3,23 @@
 // the two agree.
 
 extension PageAssets {
-    /// Lines 721 to 1041 of inspector.js.
+    /// Lines 721 to 1056 of inspector.js.
     static let scriptPiece3 = #"""
+            } else if (event.key === '/') {
+              document.getElementById('search').focus();
+              event.preventDefault();
+            }
+          });
+
+          let filterTimer = 0;
+          document.getElementById('search').addEventListener('input', event => {
+            clearTimeout(filterTimer);
+            const value = event.target.value;
+            filterTimer = setTimeout(() => {
+              query = value;
+              applyFilter();
+              document.body.dataset.filtered = query;
+            }, 60);
           });
 
           function filterStore(store) {
@@ -63,7 +78,7 @@ extension PageAssets {
           }
 
           function renderTransaction(index, row) {
-            const info = extra(row);
+            const info = extras[index];
             append(detail, element('h3', null, actionLabel(index)[0] + ' #' + row[1]));
             const meta = element('div', 'meta');
             append(meta, element('span', null, formatTime(row[2]) + ' UTC'), element('span', null, MODES[row[4]]));
@@ -71,7 +86,7 @@ extension PageAssets {
             if (info.line !== undefined) append(meta, element('span', null, fileText(info.file, info.line)));
             if (info.target !== undefined) append(meta, element('span', null, 'to ' + info.target));
             if (info.parts) append(meta, element('span', null, 'replayed in ' + info.parts + ' dispatches'));
-            const history = historyState(row);
+            const history = historyState(index);
             if (history) {
               const labels = { kept: '', undone: ', undone at the end', discarded: ', undone, then replaced',
                 'aged out': ', no longer in the history' };
