@@ -87,7 +87,10 @@ let package = Package(
         // The benchmark: `swift run -c release dispatch-bench`.
         .executableTarget(
             name: "dispatch-bench",
-            dependencies: ["DispatchStore", "DispatchStoreJournal", "TodoCore"],
+            dependencies: [
+                "DispatchStore", "DispatchStoreJournal", "TodoCore", "DispatchStoreInspector", "InventoryCore",
+                "BrowserDriver",
+            ],
             path: "Demos/dispatch-bench"
         ),
         .testTarget(name: "DispatchBenchTests", dependencies: ["dispatch-bench", "TestSupport"]),
