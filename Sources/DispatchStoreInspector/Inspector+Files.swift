@@ -65,8 +65,10 @@ extension Inspector {
             state.withLockedValue { $0.replay = nil }
             throw error
         }
-        let time = Date()
         state.withLockedValue { state in
+            // A line without a time of its own (torn, unreadable, a checkpoint) takes the time of
+            // the line before it.
+            let time = state.replay?.entry?.time ?? Date()
             state.replay = nil
             if let torn = report.tornTail {
                 state.note(
@@ -174,7 +176,14 @@ extension Inspector: ReplayObserver {
             if previous?.line != entry.line || previous?.file != file {
                 state.replay?.entryRow = nil
             }
-            state.replay?.entry = (entry.id, entry.time, entry.line, file)
+            state.replay?.entry = InspectorState.ReplayedEntry(
+                id: entry.id,
+                time: entry.time,
+                mode: entry.mode,
+                target: entry.targetIdentifier,
+                line: entry.line,
+                file: file
+            )
             state.source.lines = max(state.source.lines ?? 0, entry.line)
         }
     }
@@ -184,8 +193,8 @@ extension Inspector: ReplayObserver {
         path: String,
         stores: [(identifier: String, sequenceNumber: UInt64)]
     ) {
-        let time = Date()
         state.withLockedValue { state in
+            let time = state.replay?.entry?.time ?? Date()
             let file = state.file(path)
             var marker = Marker(
                 kind: "checkpoint",
@@ -238,8 +247,8 @@ extension Inspector: ReplayObserver {
     }
 
     package func replayDidSkip(_ error: ActionLogError) {
-        let time = Date()
         state.withLockedValue { state in
+            let time = state.replay?.entry?.time ?? Date()
             state.note(
                 Problem(
                     kind: error.code == .unknownActionType ? "unknownType" : "unreadable",

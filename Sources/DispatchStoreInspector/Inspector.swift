@@ -31,7 +31,7 @@ import Foundation
 /// entry: a transaction costs about what it changed plus the size of each collection it changed.
 ///
 /// Replays (``replay(contentsOf:into:actionTypes:reorderWindow:)``) and journal recoveries
-/// (``recordingRecovery(_:)``) run through the program's own dispatcher and stores with the
+/// (``recordRecovery(_:)``) run through the program's own dispatcher and stores with the
 /// inspector attached, so the states shown are the ones the program computes; each row then carries
 /// the line it comes from, and lines that cannot be read are rows of their own.
 ///
@@ -227,7 +227,7 @@ public final class Inspector: Middleware, @unchecked Sendable {
     /// Records a replayed line's transaction, or merges it into the row of the same line when the
     /// replay dispatched the line in parts (one store at a time).
     private func recordReplayed(
-        _ entry: (id: UInt64, time: Date, line: Int, file: Int),
+        _ entry: InspectorState.ReplayedEntry,
         transaction: Transaction,
         steps: [TransactionRecord.Step],
         captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)],
@@ -251,8 +251,8 @@ public final class Inspector: Middleware, @unchecked Sendable {
         }
         var record = TransactionRecord(
             id: entry.id,
-            mode: transaction.mode,
-            target: transaction.targetIdentifier,
+            mode: entry.mode,
+            target: entry.target,
             action: transaction.action,
             duration: duration,
             steps: steps,

@@ -57,6 +57,8 @@ struct InventoryReportTests {
         #expect(read.transactionIDs == logged.entries.map(\.id))
         #expect(read.transactionExtras.map { $0["line"] as? Int } == logged.entries.map(\.line))
         #expect(read.source["kind"] as? String == "log" && read.source["path"] as? String == log)
+        // The logged mode (the service dispatches .serial), not the replay's .sync.
+        #expect(read.rows.allSatisfy { ($0[0] as? NSNumber)?.intValue != 0 || ($0[4] as? NSNumber)?.intValue == 2 })
 
         var lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
         lines.insert("{\"id\": 77, not json", at: 10)

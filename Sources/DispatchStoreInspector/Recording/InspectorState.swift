@@ -57,11 +57,21 @@ struct InspectorState {
 
     /// The line being replayed.
     struct ReplayContext {
-        var entry: (id: UInt64, time: Date, line: Int, file: Int)?
+        var entry: ReplayedEntry?
         /// The row made for the entry being replayed, to merge its other parts into.
         var entryRow: Int?
         /// Checkpoint digests waiting for their store to reach their number: (row, check index).
         var waitingChecks: [String: [(row: Int, check: Int)]] = [:]
+    }
+
+    /// The line being replayed: what the log says of its transaction, and where it is.
+    struct ReplayedEntry {
+        let id: UInt64
+        let time: Date
+        let mode: DispatchMode
+        let target: String?
+        let line: Int
+        let file: Int
     }
 
     /// What the inspector knows of a recorder's history.

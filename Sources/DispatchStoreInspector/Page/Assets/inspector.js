@@ -249,8 +249,9 @@
     return indices;
   }
 
-  // A one-line text of a value, cut at `limit` characters.
-  function inlineText(value, limit) {
+  // A one-line text of a value, cut at `limit` characters. For an action (`asAction`), an object
+  // of one member is its enum case: `name(value)`.
+  function inlineText(value, limit, asAction) {
     let text = '';
     function add(piece) {
       text += piece;
@@ -267,8 +268,10 @@
         return add(current.t === 'a' ? ']' : '}');
       }
       const only = current.t === 'o' && current.k.length === 1 ? current.v[0] : undefined;
-      if (only !== undefined && !isContainer(only)) return add(current.k[0] + '(' + scalarText(only) + ')');
-      const single = only !== undefined && only.t === 'o';
+      if (only !== undefined && !isContainer(only) && asAction && current === value) {
+        return add(current.k[0] + '(' + scalarText(only) + ')');
+      }
+      const single = only !== undefined && isContainer(only) && only.t === 'o';
       if (single) {
         if (!add(current.k[0] + '(')) return false;
         current = only;
@@ -313,7 +316,7 @@
 
   // MARK: Rendering trees
 
-  function renderValue(value, key, openDepth) {
+  function renderValue(value, key, openDepth, asAction) {
     if (!isContainer(value)) {
       const leaf = element('div', 'leaf');
       if (key !== undefined) append(leaf, element('span', 'key', key + ': '));
@@ -328,7 +331,7 @@
     if (key !== undefined) append(summary, element('span', 'key', key + ': '));
     const names = { o: '', d: 'dictionary', a: 'array', s: 'set' };
     const label = names[value.t] ? names[value.t] + ' (' + value.v.length + ')' : '';
-    append(summary, element('span', 'kind', label || inlineText(value, 80)));
+    append(summary, element('span', 'kind', label || inlineText(value, 80, asAction)));
     details.appendChild(summary);
     const depth = openDepth || 0;
     let filled = false;
@@ -360,9 +363,9 @@
     }
   }
 
-  // A tree whose first `openDepth` levels are open.
-  function renderTree(value, openDepth) {
-    return append(element('div', 'tree'), renderValue(value, undefined, openDepth));
+  // A tree whose first `openDepth` levels are open; an action's root is named by its case.
+  function renderTree(value, openDepth, asAction) {
+    return append(element('div', 'tree'), renderValue(value, undefined, openDepth, asAction));
   }
 
   // MARK: Rows
@@ -435,7 +438,7 @@
   function summaryOf(index) {
     if (summaries[index] === undefined) {
       const row = rows[index];
-      if (row[0] === 0) summaries[index] = inlineText(node(row[6]), 160);
+      if (row[0] === 0) summaries[index] = inlineText(node(row[6]), 160, true);
       else if (row[0] === 3) summaries[index] = row[2];
       else summaries[index] = row[3];
     }
@@ -814,7 +817,7 @@
 
     append(detail, element('h2', null, 'Action'));
     append(detail, element('div', 'mono', data.types[row[5]]));
-    detail.appendChild(renderTree(node(row[6]), 4));
+    detail.appendChild(renderTree(node(row[6]), 4, true));
 
     append(detail, element('h2', null, 'Stores, in the order they applied it'));
     const steps = row[7];
@@ -1023,7 +1026,8 @@
     drawBars(histogram, counts.slice(start), uppers.slice(start).map(upper => 'under ' + upper),
       uppers.slice(start).map(upper => '<' + upper));
     const sorted = durations.slice().sort((a, b) => a - b);
-    document.getElementById('duration-caption').textContent = 'Durations: median ' +
+    const replayed = data.source.kind === 'live' ? '' : ', measured as the program replayed them';
+    document.getElementById('duration-caption').textContent = 'Durations' + replayed + ': median ' +
       formatDuration(sorted[Math.floor(sorted.length / 2)]) + ', slowest ' + formatDuration(largest);
   }
 

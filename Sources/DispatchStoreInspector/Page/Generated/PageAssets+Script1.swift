@@ -256,8 +256,9 @@ extension PageAssets {
             return indices;
           }
 
-          // A one-line text of a value, cut at `limit` characters.
-          function inlineText(value, limit) {
+          // A one-line text of a value, cut at `limit` characters. For an action (`asAction`), an object
+          // of one member is its enum case: `name(value)`.
+          function inlineText(value, limit, asAction) {
             let text = '';
             function add(piece) {
               text += piece;
@@ -274,8 +275,10 @@ extension PageAssets {
                 return add(current.t === 'a' ? ']' : '}');
               }
               const only = current.t === 'o' && current.k.length === 1 ? current.v[0] : undefined;
-              if (only !== undefined && !isContainer(only)) return add(current.k[0] + '(' + scalarText(only) + ')');
-              const single = only !== undefined && only.t === 'o';
+              if (only !== undefined && !isContainer(only) && asAction && current === value) {
+                return add(current.k[0] + '(' + scalarText(only) + ')');
+              }
+              const single = only !== undefined && isContainer(only) && only.t === 'o';
               if (single) {
                 if (!add(current.k[0] + '(')) return false;
                 current = only;
@@ -320,7 +323,7 @@ extension PageAssets {
 
           // MARK: Rendering trees
 
-          function renderValue(value, key, openDepth) {
+          function renderValue(value, key, openDepth, asAction) {
             if (!isContainer(value)) {
               const leaf = element('div', 'leaf');
               if (key !== undefined) append(leaf, element('span', 'key', key + ': '));
@@ -335,7 +338,7 @@ extension PageAssets {
             if (key !== undefined) append(summary, element('span', 'key', key + ': '));
             const names = { o: '', d: 'dictionary', a: 'array', s: 'set' };
             const label = names[value.t] ? names[value.t] + ' (' + value.v.length + ')' : '';
-            append(summary, element('span', 'kind', label || inlineText(value, 80)));
+            append(summary, element('span', 'kind', label || inlineText(value, 80, asAction)));
             details.appendChild(summary);
             const depth = openDepth || 0;
             let filled = false;
@@ -362,8 +365,5 @@ extension PageAssets {
               more.addEventListener('click', () => {
                 parent.removeChild(more);
                 fillMembers(parent, value, end, openDepth);
-              });
-              parent.appendChild(more);
-            }
         """#
 }

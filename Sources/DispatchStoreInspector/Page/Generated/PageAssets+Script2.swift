@@ -5,11 +5,14 @@
 extension PageAssets {
     /// Lines 361 to 720 of inspector.js.
     static let scriptPiece2 = #"""
+              });
+              parent.appendChild(more);
+            }
           }
 
-          // A tree whose first `openDepth` levels are open.
-          function renderTree(value, openDepth) {
-            return append(element('div', 'tree'), renderValue(value, undefined, openDepth));
+          // A tree whose first `openDepth` levels are open; an action's root is named by its case.
+          function renderTree(value, openDepth, asAction) {
+            return append(element('div', 'tree'), renderValue(value, undefined, openDepth, asAction));
           }
 
           // MARK: Rows
@@ -82,7 +85,7 @@ extension PageAssets {
           function summaryOf(index) {
             if (summaries[index] === undefined) {
               const row = rows[index];
-              if (row[0] === 0) summaries[index] = inlineText(node(row[6]), 160);
+              if (row[0] === 0) summaries[index] = inlineText(node(row[6]), 160, true);
               else if (row[0] === 3) summaries[index] = row[2];
               else summaries[index] = row[3];
             }
@@ -361,9 +364,6 @@ extension PageAssets {
             }
             if (event.key === 'j' || event.key === 'ArrowDown') {
               move(1);
-              event.preventDefault();
-            } else if (event.key === 'k' || event.key === 'ArrowUp') {
-              move(-1);
               event.preventDefault();
         """#
 }

@@ -3,8 +3,11 @@
 // the two agree.
 
 extension PageAssets {
-    /// Lines 721 to 1056 of inspector.js.
+    /// Lines 721 to 1060 of inspector.js.
     static let scriptPiece3 = #"""
+            } else if (event.key === 'k' || event.key === 'ArrowUp') {
+              move(-1);
+              event.preventDefault();
             } else if (event.key === '/') {
               document.getElementById('search').focus();
               event.preventDefault();
@@ -101,7 +104,7 @@ extension PageAssets {
 
             append(detail, element('h2', null, 'Action'));
             append(detail, element('div', 'mono', data.types[row[5]]));
-            detail.appendChild(renderTree(node(row[6]), 4));
+            detail.appendChild(renderTree(node(row[6]), 4, true));
 
             append(detail, element('h2', null, 'Stores, in the order they applied it'));
             const steps = row[7];
@@ -310,7 +313,8 @@ extension PageAssets {
             drawBars(histogram, counts.slice(start), uppers.slice(start).map(upper => 'under ' + upper),
               uppers.slice(start).map(upper => '<' + upper));
             const sorted = durations.slice().sort((a, b) => a - b);
-            document.getElementById('duration-caption').textContent = 'Durations: median ' +
+            const replayed = data.source.kind === 'live' ? '' : ', measured as the program replayed them';
+            document.getElementById('duration-caption').textContent = 'Durations' + replayed + ': median ' +
               formatDuration(sorted[Math.floor(sorted.length / 2)]) + ', slowest ' + formatDuration(largest);
           }
 
