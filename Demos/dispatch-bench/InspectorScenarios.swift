@@ -177,19 +177,49 @@ private func pageSizeScenario(events: Int) -> Scenario {
     return scenario
 }
 
-/// I3: loading I1's page in headless Chromium until its first rows show.
-private func firstRowsScenario(events: Int) -> Scenario {
+/// A scenario in headless Chromium, with a limit of 2 s per repetition.
+private func browserScenario(
+    id: String,
+    summary: String,
+    operations: Int,
+    prepare: @escaping () -> Repetition
+) -> Scenario {
     var scenario = Scenario(
-        id: "I3",
-        summary: "open I1's page in headless Chromium until its first rows show (goal: within 2 s)",
-        operations: 1,
+        id: id,
+        summary: summary,
+        operations: operations,
         baseline: nil,
         target: nil,
-        limit: Scenario.Limit(seconds: 2)
+        limit: Scenario.Limit(seconds: 2),
+        prepare: prepare
+    )
+    scenario.showsTotal = true
+    return scenario
+}
+
+/// I1's page, a browser and a tab in it; the page opened there, its rows drawn, when `opened`.
+private func pageInBrowser(
+    events: Int,
+    opened: Bool
+) -> (page: (path: String, bytes: Int, ids: [UInt64])?, browser: HeadlessBrowser?, tab: BrowserPage?) {
+    let page = preparedInspectorPage(events: events)
+    let browser = try? HeadlessBrowser()
+    let tab = try? browser?.newPage()
+    if opened, let tab {
+        try? tab.navigate(to: URL(fileURLWithPath: page.path).absoluteString)
+        _ = try? tab.waitUntil("document.body.dataset.ready === 'rows'")
+    }
+    return (page, browser, tab)
+}
+
+/// I3: loading I1's page in headless Chromium until its first rows show.
+private func firstRowsScenario(events: Int) -> Scenario {
+    browserScenario(
+        id: "I3",
+        summary: "open I1's page in headless Chromium until its first rows show (goal: within 2 s)",
+        operations: 1
     ) {
-        let page: (path: String, bytes: Int, ids: [UInt64])? = preparedInspectorPage(events: events)
-        let browser = try? HeadlessBrowser()
-        let tab = try? browser?.newPage()
+        let (page, browser, tab) = pageInBrowser(events: events, opened: false)
         var shown = false
         var measured = 0.0
         return Repetition(
@@ -208,27 +238,16 @@ private func firstRowsScenario(events: Int) -> Scenario {
             notes: { String(format: "the page's own mark: rows after %.0f ms", measured) }
         )
     }
-    scenario.showsTotal = true
-    return scenario
 }
 
 /// I3J: 20 `#tx=` jumps to transactions spread over I1's page, each until its state and changes show.
 private func jumpScenario(events: Int) -> Scenario {
-    var scenario = Scenario(
+    browserScenario(
         id: "I3J",
         summary: "20 #tx= jumps in I1's page until the state and the changes show (goal: median under 100 ms)",
-        operations: 20,
-        baseline: nil,
-        target: nil,
-        limit: Scenario.Limit(seconds: 2)
+        operations: 20
     ) {
-        let page: (path: String, bytes: Int, ids: [UInt64])? = preparedInspectorPage(events: events)
-        let browser = try? HeadlessBrowser()
-        let tab = try? browser?.newPage()
-        if let page, let tab {
-            try? tab.navigate(to: URL(fileURLWithPath: page.path).absoluteString)
-            _ = try? tab.waitUntil("document.body.dataset.ready === 'rows'")
-        }
+        let (page, browser, tab) = pageInBrowser(events: events, opened: true)
         var times: [Double] = []
         return Repetition(
             run: {
@@ -262,8 +281,6 @@ private func jumpScenario(events: Int) -> Scenario {
             }
         )
     }
-    scenario.showsTotal = true
-    return scenario
 }
 
 /// I4, I4G and their baselines: the inventory service taking every event of the log's input, with

@@ -268,25 +268,21 @@ extension Inspector: ReplayObserver {
         let stores = dispatcher?.consistentCut() ?? []
         let time = Date()
         state.withLockedValue { state in
-            let captures = stores.map { snapshot in
-                (
-                    store: state.storeIndex[snapshot.storeIdentifier] ?? state.track(named: snapshot.storeIdentifier),
-                    state: snapshot.state, sequenceNumber: snapshot.sequenceNumber
+            let file = state.file(path)
+            state.append(stores, time: time) { captures in
+                var marker = Marker(
+                    kind: "snapshot",
+                    text:
+                        "Snapshot \(generation): the states after \(recordCount) record\(recordCount == 1 ? "" : "s"), "
+                        + "checked against its digest when read",
+                    file: file,
+                    line: nil
                 )
+                marker.checks = captures.map {
+                    CheckResult(store: $0.store, sequenceNumber: $0.sequenceNumber, matches: true, line: 0)
+                }
+                return .marker(marker)
             }
-            let changes = state.changes(for: captures, row: state.nextRowNumber)
-            var marker = Marker(
-                kind: "snapshot",
-                text: "Snapshot \(generation): the states after \(recordCount) record\(recordCount == 1 ? "" : "s"), "
-                    + "checked against its digest when read",
-                file: state.file(path),
-                line: nil
-            )
-            marker.checks = captures.map {
-                CheckResult(store: $0.store, sequenceNumber: $0.sequenceNumber, matches: true, line: 0)
-            }
-            state.append(time: time, .marker(marker), changes: changes)
-            state.encodeIfOverBudget(captures)
         }
     }
 }

@@ -53,15 +53,7 @@ extension Inspector {
         guard let cut = dispatcher?.consistentCut() else { return }
         let time = Date()
         state.withLockedValue { state in
-            let captures = cut.map { snapshot in
-                (
-                    store: state.storeIndex[snapshot.storeIdentifier] ?? state.track(named: snapshot.storeIdentifier),
-                    state: snapshot.state, sequenceNumber: snapshot.sequenceNumber
-                )
-            }
-            let changes = state.changes(for: captures, row: state.nextRowNumber)
-            state.append(time: time, .restore(move), changes: changes)
-            state.encodeIfOverBudget(captures)
+            state.append(cut, time: time) { _ in .restore(move) }
         }
     }
 

@@ -17,13 +17,20 @@ public struct InspectorPage {
     ///
     /// - Throws: When the file cannot be read or holds no data element with a JSON object.
     public init(path: String) throws {
-        html = try String(contentsOfFile: path, encoding: .utf8)
+        try self.init(html: try String(contentsOfFile: path, encoding: .utf8))
+    }
+
+    /// Reads the page `html`.
+    ///
+    /// - Throws: When it holds no data element with a JSON object.
+    public init(html: String) throws {
+        self.html = html
         let opening = "<script id=\"inspector-data\" type=\"application/json\">"
         guard let start = html.range(of: opening),
             let end = html.range(of: "</script>", range: start.upperBound..<html.endIndex),
             let object = try JSONSerialization.jsonObject(with: Data(html[start.upperBound..<end.lowerBound].utf8))
                 as? [String: Any]
-        else { throw Failure(description: "\(path) holds no inspector data") }
+        else { throw Failure(description: "the page holds no inspector data") }
         data = object
     }
 

@@ -1,3 +1,5 @@
+import DispatchStoreJournal
+
 /// JSON text for the page's embedded data, safe inside an HTML `<script>` element.
 ///
 /// Every `<`, `>` and `&` in a string is written as a `\u` escape, and so are the line and paragraph
@@ -65,17 +67,7 @@ struct PageJSON {
     }
 
     private mutating func appendDigits(_ value: UInt64) {
-        guard value >= 10 else {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
-            return
-        }
-        let start = bytes.count
-        var rest = value
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        bytes[start...].reverse()
+        JSONBytes.appendDecimal(value, to: &bytes)
     }
 
     /// A double as JSON: its shortest text that reads back the same.

@@ -205,6 +205,29 @@ struct InspectorState {
         }
     }
 
+    /// Adds a row that changed the stores' states outside any action (a recorder's move, a snapshot
+    /// recovery restored), with the states of `cut`.
+    ///
+    /// - Parameters:
+    ///   - cut: The states of the stores, read at one instant.
+    ///   - time: The row's time.
+    ///   - content: The row's content, given the stores' captures.
+    mutating func append(
+        _ cut: [StoreSnapshot],
+        time: Date,
+        content: ([(store: Int, state: any StateType, sequenceNumber: UInt64)]) -> TimelineRow.Content
+    ) {
+        let captures = cut.map { snapshot in
+            (
+                store: storeIndex[snapshot.storeIdentifier] ?? track(named: snapshot.storeIdentifier),
+                state: snapshot.state, sequenceNumber: snapshot.sequenceNumber
+            )
+        }
+        let changes = changes(for: captures, row: nextRowNumber)
+        append(time: time, content(captures), changes: changes)
+        encodeIfOverBudget(captures)
+    }
+
     /// Encodes the states that wait, of every store: before the page is written.
     mutating func encodeAll() {
         for store in stores.indices {

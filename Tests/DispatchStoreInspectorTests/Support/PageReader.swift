@@ -3,31 +3,26 @@
 // with the states the program had.
 
 import Foundation
+import TestSupport
 
 @testable import DispatchStoreInspector
 
 struct PageReader {
-    /// The page's HTML.
-    let html: String
-    /// The embedded data, parsed.
-    let data: [String: Any]
+    /// The page, read by the helper the other test targets use.
+    let page: InspectorPage
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
     init(_ bytes: Data) throws {
-        html = String(decoding: bytes, as: UTF8.self)
-        let opening = "<script id=\"inspector-data\" type=\"application/json\">"
-        guard let start = html.range(of: opening),
-            let end = html.range(of: "</script>", range: start.upperBound..<html.endIndex)
-        else { throw Failure(description: "the page has no data element") }
-        let json = html[start.upperBound..<end.lowerBound]
-        guard let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
-            throw Failure(description: "the data is not a JSON object")
-        }
-        data = object
+        page = try InspectorPage(html: String(decoding: bytes, as: UTF8.self))
     }
+
+    /// The page's HTML.
+    var html: String { page.html }
+    /// The embedded data, parsed.
+    var data: [String: Any] { page.data }
 
     /// The text of the data element, as the page holds it.
     var dataText: Substring {
@@ -37,35 +32,14 @@ struct PageReader {
         return html[start.upperBound..<end.lowerBound]
     }
 
-    var rows: [[Any]] { data["rows"] as? [[Any]] ?? [] }
+    var rows: [[Any]] { page.rows }
     var storeIdentifiers: [String] { (data["stores"] as? [[String: Any]] ?? []).map { $0["id"] as? String ?? "" } }
     var keys: [String] { data["keys"] as? [String] ?? [] }
     var paths: [[Any]] { data["paths"] as? [[Any]] ?? [] }
     var types: [String] { data["types"] as? [String] ?? [] }
     var problems: [[String: Any]] { data["problems"] as? [[String: Any]] ?? [] }
-
-    /// The transaction rows' ids, in order.
-    var transactionIDs: [UInt64] {
-        rows.filter { ($0[0] as? Int) == 0 }.map { ($0[1] as? NSNumber)?.uint64Value ?? 0 }
-    }
-
-    /// The `extra` object of each transaction row (line, history entry, ...), `[:]` when it has none;
-    /// `1`, the line after the previous row's in the same file, resolved.
-    var transactionExtras: [[String: Any]] {
-        var line = 0
-        var file: Any = NSNull()
-        return rows.filter { ($0[0] as? NSNumber)?.intValue == 0 }.map { row in
-            var facts = row[9] as? [String: Any] ?? [:]
-            if (row[9] as? NSNumber)?.intValue == 1, !(row[9] is [String: Any]) {
-                facts = ["line": line + 1, "file": file]
-            }
-            if let next = facts["line"] as? Int {
-                line = next
-                file = facts["file"] ?? NSNull()
-            }
-            return facts
-        }
-    }
+    var transactionIDs: [UInt64] { page.transactionIDs }
+    var transactionExtras: [[String: Any]] { page.transactionExtras }
 
     // MARK: Trees
 
