@@ -16,10 +16,11 @@ import Darwin
 public enum InventoryCommand {
     /// The help, printed by `--help`.
     public static let usage = """
-        usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl
-               inventory --replay PATH [--verbose | --quiet]
-               inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N] [--verbose | --quiet]
-                         < events.jsonl
+        usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--report PAGE.html]
+                         [--verbose | --quiet] < events.jsonl
+               inventory --replay PATH [--report PAGE.html] [--verbose | --quiet]
+               inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N]
+                         [--report PAGE.html] [--verbose | --quiet] < events.jsonl
                inventory --nats URL[,URL...] [--stream NAME] --export PATH
                inventory --help
 
@@ -87,6 +88,12 @@ public enum InventoryCommand {
                           turns TLS on too
           --nats-cert PATH --nats-key PATH
                           with --nats, the certificate and key to show servers that ask for one
+          --report PATH   write the inspector's page of the run to PATH, one HTML file to open in a
+                          browser: every event's transaction, the stores' states after it and what
+                          changed; at the end, and whenever the service receives SIGUSR1. With --data,
+                          the page begins with the recovery (the snapshot, then the records after it);
+                          with --replay, it shows the log's lines, a line that cannot be read included;
+                          with --nats, the stream as this replica applied it, its catch-up included
           --verbose       also log every event's outcome (info)
           --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                           duplicate ids and ignored cancels, and the start and the end)
@@ -128,6 +135,7 @@ public enum InventoryCommand {
     public static func run(_ options: InventoryOptions) async -> Never {
         let verbosity = options.verbosity
         let info = ProgramOutput.info(verbosity)
+        let report = InventoryReport.open(options)
         let service: InventoryService
         do {
             service = try InventoryService(
@@ -135,6 +143,7 @@ public enum InventoryCommand {
                 dataDirectory: options.dataDirectory,
                 snapshotEvery: options.snapshotEvery ?? 1_000,
                 verbosity: verbosity,
+                report: report,
                 diagnostics: ProgramOutput.writeError
             )
         } catch {
@@ -153,7 +162,8 @@ public enum InventoryCommand {
         if let replayPath = options.replayPath {
             do {
                 let (summary, report) = try service.replay(contentsOf: replayPath)
-                let sentence = "Replay of \(replayPath): \(report)."
+                let described = "Replay of \(replayPath): \(report)"
+                let sentence = described.hasSuffix(".") ? described : described + "."
                 // A torn last line or an empty log is worth a notice; a replay that diverged, an error.
                 if !report.succeeded {
                     ProgramOutput.writeError("inventory: error: \(sentence)")
@@ -188,7 +198,8 @@ public enum InventoryCommand {
     /// Serves events from standard input until its end, SIGTERM or SIGINT, then stops the service
     /// with `stopper`, which exits the program.
     ///
-    /// Lines that are not text are reported as bad lines of `service`.
+    /// Lines that are not text are reported as bad lines of `service`. With a report
+    /// (``InventoryService/report``), SIGUSR1 writes its page.
     ///
     /// - Parameters:
     ///   - service: The service, for bad lines.
@@ -199,7 +210,7 @@ public enum InventoryCommand {
         stopper: Stopper,
         accept: (String, Int) async -> Void
     ) async -> Never {
-        let sources = stopper.handleSignals()
+        let sources = stopper.handleSignals() + [service.report?.writeOnSignal()].compactMap { $0 }
         var reader = LineReader()
         var number = 0
         while let line = reader.next() {

@@ -43,6 +43,9 @@ public struct InventoryOptions: Equatable, Sendable {
     public var natsCertificate: String?
     /// `--nats-key PATH`: that certificate's private key (PEM).
     public var natsKey: String?
+    /// `--report PATH`: write the inspector's page of the run to PATH (`DispatchStoreInspector`): at
+    /// the end, and on SIGUSR1 while running.
+    public var reportPath: String?
     /// `--verbose` or `--quiet`.
     public var verbosity = InventoryService.Verbosity.normal
     /// `-h` or `--help`.
@@ -50,11 +53,11 @@ public struct InventoryOptions: Equatable, Sendable {
 
     /// The usage in one line, for a usage error.
     public static let shortUsage =
-        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl, "
-        + "or inventory --replay PATH, "
+        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--report PAGE.html] [--verbose | --quiet] "
+        + "< events.jsonl, or inventory --replay PATH [--report PAGE.html], "
         + "or inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N] [--export PATH] "
-        + "[--nats-user NAME [--nats-password-file PATH] | --nats-token-file PATH | --nats-creds PATH] "
-        + "[--nats-ca PATH] [--nats-cert PATH --nats-key PATH]; "
+        + "[--report PAGE.html] [--nats-user NAME [--nats-password-file PATH] | --nats-token-file PATH | "
+        + "--nats-creds PATH] [--nats-ca PATH] [--nats-cert PATH --nats-key PATH]; "
         + "inventory --help explains"
 
     /// A command line the program cannot run: a sentence naming the argument.
@@ -112,6 +115,7 @@ public struct InventoryOptions: Equatable, Sendable {
         Option(["--nats-ca"], value: "PATH") { $0.natsAuthority = $1 },
         Option(["--nats-cert"], value: "PATH") { $0.natsCertificate = $1 },
         Option(["--nats-key"], value: "PATH") { $0.natsKey = $1 },
+        Option(["--report"], value: "PATH") { $0.reportPath = $1 },
         Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
         Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
         Option(["--help", "-h"]) { options, _ in options.showsHelp = true },

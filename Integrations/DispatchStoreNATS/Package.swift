@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 .product(name: "DispatchStore", package: "DispatchStore"),
                 .product(name: "DispatchStoreJournal", package: "DispatchStore"),
+                .product(name: "DispatchStoreInspector", package: "DispatchStore"),
             ]
         ),
         .executableTarget(

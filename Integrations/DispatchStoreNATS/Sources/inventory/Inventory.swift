@@ -106,6 +106,8 @@ struct ReplicaService {
                 logPath: logPath,
                 verbosity: options.verbosity,
                 logsEvents: false,
+                // The page of the stream as this replica applies it, catch-up included.
+                report: InventoryReport.open(options),
                 diagnostics: ProgramOutput.writeError
             )
         } catch {

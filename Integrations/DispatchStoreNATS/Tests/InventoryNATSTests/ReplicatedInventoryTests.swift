@@ -101,6 +101,28 @@ struct ReplicatedInventoryTests {
         }
     }
 
+    @Test("--report writes the inspector's page of the stream as this replica applied it, others' events included")
+    func report() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let page = directory.file("replica.html").path
+        let mine = #"{"event": "restock", "item": "mine-widget", "quantity": 5}"#
+        let theirs = #"{"event": "restock", "item": "their-gadget", "quantity": 7}"#
+        let other = try await runInventory(["--nats", cluster.urls[0]], input: Data((theirs + "\n").utf8))
+        #expect(other.status == 0, "\(other.standardError)")
+        let output = try await runInventory(
+            ["--nats", cluster.urls[0], "--report", page],
+            input: Data((mine + "\n").utf8)
+        )
+        #expect(output.status == 0, "\(output.standardError)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        // The other replica's event, caught up, and this one's, each a transaction of the page.
+        #expect(html.hasPrefix("<!DOCTYPE html>") && html.contains("their-gadget") && html.contains("mine-widget"))
+        #expect(try Summary.decode(output.standardOutput).stream?.last == 2)
+    }
+
     @Test("kill -9 of a replica mid-stream: restarted, it catches up from a snapshot and the stream, and converges")
     func killedReplica() async throws {
         let cluster = try await NATSTestCluster.start()
