@@ -6,30 +6,18 @@ import Testing
 
 @Suite("The nemesis: random faults against three servers and three replicas, checked like Jepsen")
 struct NemesisTests {
-    /// The server the nemesis runs: `DISPATCHSTORE_NEMESIS_SERVER`, or the one on the path when it
-    /// is 2.10 or newer.
-    ///
-    /// nats-server 2.9 (Debian 12's) delivers a message to a reader before its
-    /// stream commits it, and a `kill -9` of its leader then loses it: the nemesis finds this within
-    /// minutes (Docs/Replication.md), so it does not run on 2.9 by default.
-    static let server: String? = {
-        if let path = ProcessInfo.processInfo.environment["DISPATCHSTORE_NEMESIS_SERVER"] { return path }
-        guard let (major, minor, _) = NATSServer.version(of: NATSServer.executable) else { return nil }
-        return (major, minor) >= (2, 10) ? NATSServer.executable : nil
-    }()
-
-    /// Whether the nemesis must run (`DISPATCHSTORE_REQUIRE_NEMESIS`, as CI sets it).
-    static let required = ProcessInfo.processInfo.environment["DISPATCHSTORE_REQUIRE_NEMESIS"] != nil
-
     @Test(
         "30 s of random kills and pauses of servers and replicas: every check holds",
         .enabled(
-            if: server != nil || required,
+            if: NATSServer.current != nil || NATSServer.currentRequired,
             "the nemesis needs nats-server 2.10 or newer (DISPATCHSTORE_NEMESIS_SERVER=PATH); the one here is older"
         )
     )
     func thirtySeconds() async throws {
-        let server = try #require(Self.server, "DISPATCHSTORE_REQUIRE_NEMESIS is set, and no nats-server 2.10 or newer")
+        let server = try #require(
+            NATSServer.current,
+            "DISPATCHSTORE_REQUIRE_NEMESIS is set, and no nats-server 2.10 or newer"
+        )
         let worker = Executables.directory.appendingPathComponent("nats-bench")
         let report = try await Nemesis.run(seconds: 30, worker: worker, program: server)
         #expect(report.violations.isEmpty, "\(report)")

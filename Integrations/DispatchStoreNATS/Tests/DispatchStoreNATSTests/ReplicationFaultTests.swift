@@ -94,10 +94,21 @@ struct ReplicationFaultTests {
     }
 
     @Test(
-        "a replica cut off (its server paused): perform fails within its timeout, nothing applies alone, it catches up"
+        "a replica cut off (its server paused): perform fails within its timeout, nothing applies alone, it catches up",
+        .enabled(
+            if: NATSServer.current != nil || NATSServer.currentRequired,
+            """
+            needs nats-server 2.10 or newer (DISPATCHSTORE_NEMESIS_SERVER=PATH): 2.9 can deliver the publish \
+            its paused leader receives on waking, then lose it
+            """
+        )
     )
     func replicaCutOff() async throws {
-        let cluster = try await NATSTestCluster.start(nodes: 3)
+        let server = try #require(
+            NATSServer.current,
+            "DISPATCHSTORE_REQUIRE_NEMESIS is set, and no nats-server 2.10 or newer"
+        )
+        let cluster = try await NATSTestCluster.start(nodes: 3, program: server)
         defer { cluster.stop() }
         var alone = NATSConnection.Options()
         alone.usesOnlyGivenServers = true
@@ -140,7 +151,14 @@ struct ReplicationFaultTests {
         try #require(end >= 30)
         try await isolated.replication.waitUntilApplied(through: end, timeout: .seconds(120))
         let (mine, theirs) = (isolated.history.current, others.history.current)
-        #expect((11...end).allSatisfy { mine[$0] != nil && mine[$0] == theirs[$0] })
+        let differing = (11...end).first { mine[$0] == nil || mine[$0] != theirs[$0] }
+        #expect(
+            differing == nil,
+            """
+            from message \(differing ?? 0): \(mine[differing ?? 0].map { "\($0)" } ?? "nothing") here, \
+            \(theirs[differing ?? 0].map { "\($0)" } ?? "nothing") there
+            """
+        )
         #expect(isolated.replication.failure == nil)
         await isolated.replication.close()
         await others.replication.close()

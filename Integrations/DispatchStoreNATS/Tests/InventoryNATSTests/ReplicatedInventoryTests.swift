@@ -76,7 +76,12 @@ struct ReplicatedInventoryTests {
         for (replica, lines) in zip(replicas, inputs) {
             replica.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         }
+        // Every replica has started (a start has its own test, the nemesis's restarted replicas)
+        // and appends, one of them well into its input.
         #expect(try await waitForOutcome(replicas[0], of: "Line 30"))
+        for replica in replicas[1...] {
+            #expect(try await waitForOutcome(replica, of: "Line 5"))
+        }
         let leader = try await cluster.leader(ofStream: "INVENTORY")
         leader.kill()
         // Appends resume after the election: every replica applies its last event.

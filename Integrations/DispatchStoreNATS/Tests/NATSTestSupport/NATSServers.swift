@@ -195,6 +195,22 @@ public final class NATSServer: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nats-server"
     }
 
+    /// A `nats-server` 2.10 or newer: `DISPATCHSTORE_NEMESIS_SERVER`, or ``executable`` when it is one;
+    /// `nil` when there is none.
+    ///
+    /// nats-server 2.9 (Debian 12's) can deliver a message to a reader before its stream commits it,
+    /// and then lose it: when a leader is killed, or paused with a publish on its way and resumed
+    /// (Docs/Replication.md). The nemesis and the tests that pause a leader run on a current server.
+    public static let current: String? = {
+        if let path = ProcessInfo.processInfo.environment["DISPATCHSTORE_NEMESIS_SERVER"] { return path }
+        guard let (major, minor, _) = version(of: executable) else { return nil }
+        return (major, minor) >= (2, 10) ? executable : nil
+    }()
+
+    /// Whether the tests that need ``current`` must run (`DISPATCHSTORE_REQUIRE_NEMESIS`, as CI sets
+    /// it) rather than be skipped.
+    public static let currentRequired = ProcessInfo.processInfo.environment["DISPATCHSTORE_REQUIRE_NEMESIS"] != nil
+
     /// The version a `nats-server` program says it is: `(2, 9, 10)` for `nats-server: v2.9.10`.
     public static func version(of program: String) -> (Int, Int, Int)? {
         let process = Process()

@@ -90,6 +90,10 @@ package struct NATSError: Error, Sendable, Hashable, CustomStringConvertible, Cu
 }
 
 extension NATSError {
+    /// JetStream's error code for "no suitable peers for placement": the cluster has too few servers
+    /// for the replicas asked, or one of them is still starting.
+    static let noSuitablePeers = 10005
+
     /// Whether the failure may pass by itself: no answer in time, no responder yet, or a cluster
     /// still placing its servers or electing a leader (JetStream errors 10005, 10008, 10009).
     var isTransient: Bool {

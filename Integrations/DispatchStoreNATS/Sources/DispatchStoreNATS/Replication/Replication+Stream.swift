@@ -51,13 +51,16 @@ extension Replication {
             throw cannotStart(stream, error)
         }
         // "No suitable peers" passes when a server is starting, not when the cluster is too small: a
-        // few seconds for it.
-        let raiseDeadline = min(deadline, ContinuousClock.now + .seconds(5))
+        // few seconds for it. A timeout (an election under way) is tried again until the deadline.
+        let noPeersDeadline = min(deadline, ContinuousClock.now + .seconds(5))
         for (name, what) in [(stream, "stream \(stream)"), ("KV_\(bucketName)", "the snapshots' bucket \(bucketName)")]
         {
             let current: StreamInfo
             do {
-                current = try await retryingTransient(until: raiseDeadline) { () async throws(NATSError) in
+                let deadlineOf = { (error: NATSError) in
+                    error.jetStreamCode == NATSError.noSuitablePeers ? noPeersDeadline : deadline
+                }
+                current = try await retryingTransient(until: deadlineOf) { () async throws(NATSError) in
                     try await connection.raiseReplicas(ofStream: name, to: replicas)
                 }
             } catch {
@@ -92,11 +95,20 @@ func retryingTransient<Result>(
     until deadline: ContinuousClock.Instant,
     _ body: () async throws(NATSError) -> Result
 ) async throws(NATSError) -> Result {
+    try await retryingTransient(until: { _ in deadline }, body)
+}
+
+/// Runs `body` again, a little later, while it fails with a transient error and the deadline
+/// `deadline` gives for that error has not passed.
+func retryingTransient<Result>(
+    until deadline: (NATSError) -> ContinuousClock.Instant,
+    _ body: () async throws(NATSError) -> Result
+) async throws(NATSError) -> Result {
     while true {
         do {
             return try await body()
         } catch {
-            guard error.isTransient, ContinuousClock.now < deadline else { throw error }
+            guard error.isTransient, ContinuousClock.now < deadline(error) else { throw error }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }
