@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "DispatchStoreJournal", targets: ["DispatchStoreJournal"]),
         // Test support: `DispatcherTester`, for Swift Testing suites.
         .library(name: "DispatchStoreTesting", targets: ["DispatchStoreTesting"]),
+        // The inspector: a run, a log or a journal as one self-contained HTML page.
+        .library(name: "DispatchStoreInspector", targets: ["DispatchStoreInspector"]),
     ],
     dependencies: [],
     targets: [
@@ -23,6 +25,28 @@ let package = Package(
             name: "DispatchStoreJournalTests",
             dependencies: ["DispatchStoreJournal", "DispatchStore", "TestSupport"]
         ),
+        // The page's HTML, CSS and JavaScript are the files in Page/Assets, compiled in as
+        // PageAssets.swift (written by Page/Assets/embed.py, checked against the files by a test), so
+        // that a program copied to another machine needs nothing beside it.
+        .target(
+            name: "DispatchStoreInspector",
+            dependencies: ["DispatchStore", "DispatchStoreJournal"],
+            exclude: ["Page/Assets"]
+        ),
+        .testTarget(
+            name: "DispatchStoreInspectorTests",
+            dependencies: ["DispatchStoreInspector", "DispatchStore", "DispatchStoreJournal", "TestSupport"]
+        ),
+        // Headless Chromium driven through the DevTools protocol over a pipe, for the browser tests
+        // and the benchmark's page scenarios; they are skipped where no Chromium is installed.
+        .target(name: "BrowserDriver", path: "Tests/BrowserDriver"),
+        .testTarget(
+            name: "InspectorBrowserTests",
+            dependencies: [
+                "BrowserDriver", "DispatchStoreInspector", "DispatchStore", "DispatchStoreJournal", "TestSupport",
+                "InventoryCore", "inventory", "todo",
+            ]
+        ),
         // Imports the toolchain's `Testing` module, which needs no package dependency.
         .target(name: "DispatchStoreTesting", dependencies: ["DispatchStore"]),
         .testTarget(
@@ -33,12 +57,16 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["DispatchStore"], path: "Tests/TestSupport"),
         // The todo demo: `swift run todo`.
         .target(name: "TodoCore", dependencies: ["DispatchStore"], path: "Demos/TodoCore"),
-        .executableTarget(name: "todo", dependencies: ["TodoCore", "DispatchStore"], path: "Demos/todo"),
+        .executableTarget(
+            name: "todo",
+            dependencies: ["TodoCore", "DispatchStore", "DispatchStoreInspector"],
+            path: "Demos/todo"
+        ),
         .testTarget(name: "TodoTests", dependencies: ["TodoCore", "DispatchStore", "todo", "TestSupport"]),
         // The service demo: `swift run inventory`.
         .target(
             name: "InventoryCore",
-            dependencies: ["DispatchStore", "DispatchStoreJournal"],
+            dependencies: ["DispatchStore", "DispatchStoreJournal", "DispatchStoreInspector"],
             path: "Demos/InventoryCore"
         ),
         .executableTarget(
@@ -59,7 +87,10 @@ let package = Package(
         // The benchmark: `swift run -c release dispatch-bench`.
         .executableTarget(
             name: "dispatch-bench",
-            dependencies: ["DispatchStore", "DispatchStoreJournal", "TodoCore"],
+            dependencies: [
+                "DispatchStore", "DispatchStoreJournal", "TodoCore", "DispatchStoreInspector", "InventoryCore",
+                "BrowserDriver",
+            ],
             path: "Demos/dispatch-bench"
         ),
         .testTarget(name: "DispatchBenchTests", dependencies: ["dispatch-bench", "TestSupport"]),

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of DispatchStore and DispatchStoreJournal, in one archive, with the
-# toolchain alone: symbol graphs of both modules from `swift build`, the catalogs in
-# Sources/DispatchStore/DispatchStore.docc and Sources/DispatchStoreJournal/DispatchStoreJournal.docc
-# plus the guides in Docs/ as articles, then `docc convert --warnings-as-errors`, so that a broken
-# symbol link fails. (The guides' code runs in `python3 Docs/guides.py`; Docs/README.md, on writing
-# guides, is not an article.)
+# Builds the DocC documentation of DispatchStore, DispatchStoreJournal and DispatchStoreInspector, in
+# one archive, with the toolchain alone: symbol graphs of the modules from `swift build`, the catalogs
+# in Sources/DispatchStore/DispatchStore.docc, Sources/DispatchStoreJournal/DispatchStoreJournal.docc
+# and Sources/DispatchStoreInspector/DispatchStoreInspector.docc plus the guides in Docs/ as articles
+# (and their images), then `docc convert --warnings-as-errors`, so that a broken symbol link fails.
+# (The guides' code runs in `python3 Docs/guides.py`; Docs/README.md, on writing guides, is not an
+# article.)
 #
 #   bash Docs/build-docs.sh             builds .build-docs/DispatchStore.doccarchive
 #   bash Docs/build-docs.sh --preview   the same, then serves it with `docc preview`
@@ -19,12 +20,13 @@ archive="$scratch/DispatchStore.doccarchive"
 rm -rf "$catalog" "$archive"
 mkdir -p "$graphs"
 build_symbol_graphs() {
-    # Building the journal module builds the core too, and both write their graphs.
-    swift build --scratch-path "$scratch" --target DispatchStoreJournal \
+    # Building the inspector builds the journal and the core too, and each writes its graph.
+    swift build --scratch-path "$scratch" --target DispatchStoreInspector \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs"
 }
 build_symbol_graphs
-if [[ ! -s "$graphs/DispatchStore.symbols.json" || ! -s "$graphs/DispatchStoreJournal.symbols.json" ]]; then
+if [[ ! -s "$graphs/DispatchStore.symbols.json" || ! -s "$graphs/DispatchStoreJournal.symbols.json" \
+    || ! -s "$graphs/DispatchStoreInspector.symbols.json" ]]; then
     # A module was up to date, so the compiler wrote no graph: build it again from scratch.
     rm -rf "$scratch"
     mkdir -p "$graphs"
@@ -36,6 +38,8 @@ fi
 cp -R Sources/DispatchStore/DispatchStore.docc "$catalog"
 cp Sources/DispatchStoreJournal/DispatchStoreJournal.docc/DispatchStoreJournal.md "$catalog/"
 cp Sources/DispatchStoreJournal/DispatchStoreJournal.docc/Extensions/*.md "$catalog/Extensions/"
+cp Sources/DispatchStoreInspector/DispatchStoreInspector.docc/DispatchStoreInspector.md "$catalog/"
+cp Docs/*.png "$catalog/"
 for guide in Docs/*.md; do
     if [[ "$guide" == Docs/README.md ]]; then continue; fi
     sed -E \

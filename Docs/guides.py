@@ -52,7 +52,7 @@ FENCE = re.compile(r"^(```+|~~~+)\s*([A-Za-z0-9_+-]*)")
 FILE_LINE = re.compile(r"^// ((?:Sources|Tests)/\S+\.swift)\s*$")
 OUTPUT_MARKER = "<!-- guide: output -->"
 IMPORT = re.compile(r"^\s*(?:@testable\s+|public\s+|internal\s+)?import\s+(\w+)")
-LIBRARY_PRODUCTS = {"DispatchStore", "DispatchStoreJournal", "DispatchStoreTesting"}
+LIBRARY_PRODUCTS = {"DispatchStore", "DispatchStoreJournal", "DispatchStoreTesting", "DispatchStoreInspector"}
 
 
 class GuideError(Exception):

@@ -16,9 +16,11 @@ import Darwin
 public enum InventoryCommand {
     /// The help, printed by `--help`.
     public static let usage = """
-        usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl
-               inventory --replay PATH [--verbose | --quiet]
-               inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--verbose | --quiet] < events.jsonl
+        usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--report PAGE.html]
+                         [--verbose | --quiet] < events.jsonl
+               inventory --replay PATH [--report PAGE.html] [--verbose | --quiet]
+               inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N]
+                         [--report PAGE.html] [--verbose | --quiet] < events.jsonl
                inventory --nats URL[,URL...] [--stream NAME] --export PATH
                inventory --help
 
@@ -51,7 +53,10 @@ public enum InventoryCommand {
         latest snapshot), appends every accepted event to it, and applies the stream's events, its
         own and those of the other replicas, in stream order. At the end it waits until it has
         applied everything appended so far and adds "stream" to the summary. Several replicas fed
-        different events end with the same stores.
+        different events end with the same stores. Give every server's URL: a replica whose server
+        dies or stops answering goes on through another. On a cluster the stream is kept by three
+        servers (--replicas), so it survives the loss of any one; a stream kept by one server is
+        unavailable while that server is down: every append fails and no replica can start.
 
         options:
           --data DIR      keep the stores' states in DIR (created if missing) and recover them on start
@@ -67,6 +72,28 @@ public enum InventoryCommand {
                           replicate the stores through a NATS JetStream stream on these servers
           --stream NAME   with --nats, the stream's name (default INVENTORY)
           --export PATH   with --nats, write the stream as an action log to PATH (for --replay)
+          --replicas N    with --nats, how many servers keep the stream and its snapshots (default: 3
+                          on a cluster, as many as it has when fewer, 1 on a single server); an
+                          existing stream with fewer is raised to N
+          --nats-user NAME
+                          with --nats, the user to connect as; the password is read from
+                          --nats-password-file PATH, or else from the environment variable
+                          NATS_PASSWORD (never from the command line, never printed)
+          --nats-token-file PATH
+                          with --nats, connect with the token in PATH (or in NATS_TOKEN, when no
+                          other credentials are given)
+          --nats-creds PATH
+                          with --nats, connect with a credentials file (a user's JWT and NKey seed)
+          --nats-ca PATH  with --nats, talk TLS and trust the authorities in PATH (PEM); a tls:// URL
+                          turns TLS on too
+          --nats-cert PATH --nats-key PATH
+                          with --nats, the certificate and key to show servers that ask for one
+          --report PATH   write the inspector's page of the run to PATH, one HTML file to open in a
+                          browser: every event's transaction, the stores' states after it and what
+                          changed; at the end, and whenever the service receives SIGUSR1. With --data,
+                          the page begins with the recovery (the snapshot, then the records after it);
+                          with --replay, it shows the log's lines, a line that cannot be read included;
+                          with --nats, the stream as this replica applied it, its catch-up included
           --verbose       also log every event's outcome (info)
           --quiet         log errors only (default: errors, notable outcomes such as refused orders,
                           duplicate ids and ignored cancels, and the start and the end)
@@ -108,6 +135,7 @@ public enum InventoryCommand {
     public static func run(_ options: InventoryOptions) async -> Never {
         let verbosity = options.verbosity
         let info = ProgramOutput.info(verbosity)
+        let report = InventoryReport.open(options)
         let service: InventoryService
         do {
             service = try InventoryService(
@@ -115,6 +143,7 @@ public enum InventoryCommand {
                 dataDirectory: options.dataDirectory,
                 snapshotEvery: options.snapshotEvery ?? 1_000,
                 verbosity: verbosity,
+                report: report,
                 diagnostics: ProgramOutput.writeError
             )
         } catch {
@@ -133,7 +162,8 @@ public enum InventoryCommand {
         if let replayPath = options.replayPath {
             do {
                 let (summary, report) = try service.replay(contentsOf: replayPath)
-                let sentence = "Replay of \(replayPath): \(report)."
+                let described = "Replay of \(replayPath): \(report)"
+                let sentence = described.hasSuffix(".") ? described : described + "."
                 // A torn last line or an empty log is worth a notice; a replay that diverged, an error.
                 if !report.succeeded {
                     ProgramOutput.writeError("inventory: error: \(sentence)")
@@ -168,7 +198,8 @@ public enum InventoryCommand {
     /// Serves events from standard input until its end, SIGTERM or SIGINT, then stops the service
     /// with `stopper`, which exits the program.
     ///
-    /// Lines that are not text are reported as bad lines of `service`.
+    /// Lines that are not text are reported as bad lines of `service`. With a report
+    /// (``InventoryService/report``), SIGUSR1 writes its page.
     ///
     /// - Parameters:
     ///   - service: The service, for bad lines.
@@ -179,7 +210,7 @@ public enum InventoryCommand {
         stopper: Stopper,
         accept: (String, Int) async -> Void
     ) async -> Never {
-        let sources = stopper.handleSignals()
+        let sources = stopper.handleSignals() + [service.report?.writeOnSignal()].compactMap { $0 }
         var reader = LineReader()
         var number = 0
         while let line = reader.next() {

@@ -24,6 +24,28 @@ public struct InventoryOptions: Equatable, Sendable {
     /// `--export PATH`: with `--nats`, write the stream as an action log to PATH instead of reading
     /// standard input.
     public var exportPath: String?
+    /// `--replicas N`: with `--nats`, how many servers keep the stream and its snapshots; `nil` when
+    /// not given (the replication then takes three on a cluster, as many as it has when fewer).
+    public var streamReplicas: Int?
+    /// `--nats-user NAME`: with `--nats`, the user the replica is to the servers; its password comes
+    /// from `--nats-password-file` or the environment variable `NATS_PASSWORD`.
+    public var natsUser: String?
+    /// `--nats-password-file PATH`: the file holding the password of `--nats-user`.
+    public var natsPasswordFile: String?
+    /// `--nats-token-file PATH`: the file holding the token the replica gives the servers (or the
+    /// environment variable `NATS_TOKEN`, when no other credentials are given).
+    public var natsTokenFile: String?
+    /// `--nats-creds PATH`: a credentials file (a user's JWT and NKey seed).
+    public var natsCredentialsFile: String?
+    /// `--nats-ca PATH`: the authorities that signed the servers' TLS certificates (PEM); TLS on.
+    public var natsAuthority: String?
+    /// `--nats-cert PATH`: the replica's TLS certificate (PEM), for servers that ask for one.
+    public var natsCertificate: String?
+    /// `--nats-key PATH`: that certificate's private key (PEM).
+    public var natsKey: String?
+    /// `--report PATH`: write the inspector's page of the run to PATH (`DispatchStoreInspector`): at
+    /// the end, and on SIGUSR1 while running.
+    public var reportPath: String?
     /// `--verbose` or `--quiet`.
     public var verbosity = InventoryService.Verbosity.normal
     /// `-h` or `--help`.
@@ -31,9 +53,11 @@ public struct InventoryOptions: Equatable, Sendable {
 
     /// The usage in one line, for a usage error.
     public static let shortUsage =
-        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--verbose | --quiet] < events.jsonl, "
-        + "or inventory --replay PATH, "
-        + "or inventory --nats URL[,URL...] [--stream NAME] [--snapshot-every N] [--export PATH]; "
+        "usage: inventory [--data DIR [--snapshot-every N]] [--log PATH] [--report PAGE.html] [--verbose | --quiet] "
+        + "< events.jsonl, or inventory --replay PATH [--report PAGE.html], "
+        + "or inventory --nats URL[,URL...] [--stream NAME] [--replicas N] [--snapshot-every N] [--export PATH] "
+        + "[--report PAGE.html] [--nats-user NAME [--nats-password-file PATH] | --nats-token-file PATH | "
+        + "--nats-creds PATH] [--nats-ca PATH] [--nats-cert PATH --nats-key PATH]; "
         + "inventory --help explains"
 
     /// A command line the program cannot run: a sentence naming the argument.
@@ -82,6 +106,16 @@ public struct InventoryOptions: Equatable, Sendable {
         },
         Option(["--stream"], value: "NAME") { $0.streamName = $1 },
         Option(["--export"], value: "PATH") { $0.exportPath = $1 },
+        // A value that is not a whole number becomes 0, which the check after parsing refuses.
+        Option(["--replicas"], value: "N") { $0.streamReplicas = Int($1) ?? 0 },
+        Option(["--nats-user"], value: "NAME") { $0.natsUser = $1 },
+        Option(["--nats-password-file"], value: "PATH") { $0.natsPasswordFile = $1 },
+        Option(["--nats-token-file"], value: "PATH") { $0.natsTokenFile = $1 },
+        Option(["--nats-creds"], value: "PATH") { $0.natsCredentialsFile = $1 },
+        Option(["--nats-ca"], value: "PATH") { $0.natsAuthority = $1 },
+        Option(["--nats-cert"], value: "PATH") { $0.natsCertificate = $1 },
+        Option(["--nats-key"], value: "PATH") { $0.natsKey = $1 },
+        Option(["--report"], value: "PATH") { $0.reportPath = $1 },
         Option(["--verbose"]) { options, _ in options.verbosity = .verbose },
         Option(["--quiet"]) { options, _ in options.verbosity = .quiet },
         Option(["--help", "-h"]) { options, _ in options.showsHelp = true },
@@ -96,6 +130,9 @@ public struct InventoryOptions: Equatable, Sendable {
         ("--nats", "--log"),
         ("--nats", "--replay"),
         ("--export", "--snapshot-every"),
+        ("--nats-user", "--nats-token-file"),
+        ("--nats-user", "--nats-creds"),
+        ("--nats-token-file", "--nats-creds"),
     ]
 
     /// Options that need another one, by their first names: the first needs one of the others.
@@ -103,6 +140,14 @@ public struct InventoryOptions: Equatable, Sendable {
         ("--snapshot-every", ["--data", "--nats"]),
         ("--stream", ["--nats"]),
         ("--export", ["--nats"]),
+        ("--replicas", ["--nats"]),
+        ("--nats-user", ["--nats"]),
+        ("--nats-password-file", ["--nats-user"]),
+        ("--nats-token-file", ["--nats"]),
+        ("--nats-creds", ["--nats"]),
+        ("--nats-ca", ["--nats"]),
+        ("--nats-cert", ["--nats-key"]),
+        ("--nats-key", ["--nats-cert"]),
     ]
 
     /// The defaults: read standard input, no log, notable outcomes on standard error.
@@ -155,6 +200,9 @@ public struct InventoryOptions: Equatable, Sendable {
         }
         if let streamName, (try? /[A-Za-z0-9_-]+/.wholeMatch(in: streamName)) == nil {
             throw UsageError("--stream needs a NAME of letters, digits, '-' and '_', not '\(streamName)'")
+        }
+        if let streamReplicas, streamReplicas < 1 {
+            throw UsageError("--replicas needs a whole number of 1 or more")
         }
         if let snapshotEvery, snapshotEvery < 1 {
             throw UsageError("--snapshot-every needs a whole number of 1 or more")

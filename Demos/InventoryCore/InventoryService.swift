@@ -1,4 +1,5 @@
 public import DispatchStore
+import DispatchStoreInspector
 public import DispatchStoreJournal
 import Foundation
 
@@ -63,6 +64,8 @@ public final class InventoryService: Sendable {
     private let actionLog: ActionLogMiddleware?
     /// The journal in the data directory, with `--data`.
     public let journal: Journal?
+    /// The inspector's page of the run, with `--report`.
+    public let report: InventoryReport?
     private let diagnostics: @Sendable (String) -> Void
     /// The input line numbers of the events dispatched and not yet finished, oldest first.
     private let lineNumbers: LineNumbers
@@ -98,6 +101,8 @@ public final class InventoryService: Sendable {
     ///   - logsEvents: Whether a middleware logs each event's outcome, naming its input line (`false`
     ///     when the caller logs them itself, as the replicated service does for the events of every
     ///     replica).
+    ///   - report: The inspector's page of the run (`--report`), or `nil`: its inspector is registered
+    ///     first, so that the page shows the recovery too, and ``finish(reason:)`` writes it.
     ///   - diagnostics: Writes one line for the operator (standard error in the program).
     /// - Throws: ``StartError``, `JournalError` or `ActionLogError`, each naming the file, when the
     ///   data directory or the log cannot be used.
@@ -107,6 +112,7 @@ public final class InventoryService: Sendable {
         snapshotEvery: Int = 1_000,
         verbosity: Verbosity = .normal,
         logsEvents: Bool = true,
+        report: InventoryReport? = nil,
         diagnostics: @escaping @Sendable (String) -> Void
     ) throws {
         stock = Store(identifier: StoreIdentifier.stock, reducer: StockReducer())
@@ -123,22 +129,23 @@ public final class InventoryService: Sendable {
         try dispatcher.register(store: stock)
         try dispatcher.register(store: orders)
         try dispatcher.register(store: audit)
-        // The journal first, so that the recovery's dispatches reach no other middleware.
+        self.report = report
+        // The inspector, then the journal, so that the recovery's dispatches reach no other middleware.
+        if let report { dispatcher.register(middleware: report.inspector) }
         if let dataDirectory {
             let failed = Locked(false)
-            let journal = try Journal(
-                directory: dataDirectory,
-                dispatcher: dispatcher,
-                snapshotEvery: snapshotEvery
-            ) { error in
-                // The journal stops at its first failure; later ones repeat it.
-                let first = failed.withLock { alreadyFailed in
-                    defer { alreadyFailed = true }
-                    return !alreadyFailed
+            let openJournal = { [dispatcher] () throws(JournalError) -> Journal in
+                try Journal(directory: dataDirectory, dispatcher: dispatcher, snapshotEvery: snapshotEvery) { error in
+                    // The journal stops at its first failure; later ones repeat it.
+                    let first = failed.withLock { alreadyFailed in
+                        defer { alreadyFailed = true }
+                        return !alreadyFailed
+                    }
+                    guard first else { return }
+                    diagnostics("inventory: error: \(error)")
                 }
-                guard first else { return }
-                diagnostics("inventory: error: \(error)")
             }
+            let journal = try report?.inspector.recordRecovery(openJournal) ?? openJournal()
             self.journal = journal
         } else {
             journal = nil
@@ -307,6 +314,7 @@ public final class InventoryService: Sendable {
         actionLog?.close()
         // Closing writes a last snapshot; a failure is in firstFailure, which the summary reports.
         try? journal?.close()
+        self.report?.write()
         var summary = summary(reason: reason)
         summary.shutdown = Summary.Shutdown(
             inFlight: report.finished,
@@ -320,11 +328,20 @@ public final class InventoryService: Sendable {
 
     /// Replays an action log into this (fresh) service and sums up.
     ///
+    /// With a report (`--report`), the replay goes on past a line it cannot read (the page shows it,
+    /// and the replay does not succeed), and the page is written at the end.
+    ///
     /// - Parameter path: The log written with `--log`.
     /// - Returns: The summary, and what the replay did.
-    /// - Throws: `ActionLogError` naming the file and, for a malformed line, its number.
+    /// - Throws: `ActionLogError` naming the file and, for a malformed line without a report, its number.
     public func replay(contentsOf path: String) throws -> (Summary, ActionLog.ReplayReport) {
-        let report = try ActionLog.replay(contentsOf: path, into: dispatcher, actionTypes: [InventoryAction.self])
+        let report: ActionLog.ReplayReport
+        if let inspector = self.report?.inspector {
+            report = try inspector.replay(contentsOf: path, into: dispatcher, actionTypes: [InventoryAction.self])
+            self.report?.write()
+        } else {
+            report = try ActionLog.replay(contentsOf: path, into: dispatcher, actionTypes: [InventoryAction.self])
+        }
         counts.withLock { counts in
             counts.linesRead = report.replayed
             counts.accepted = report.replayed

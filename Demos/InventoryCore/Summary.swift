@@ -138,13 +138,20 @@ public struct Summary: Codable, Equatable, Sendable {
         /// How many of its accepted events were not applied: their append failed, or was not
         /// applied here in time.
         public var failed: Int
+        /// How many servers keep the stream.
+        public var replicas: Int
+        /// How many messages of the stream, as far as the replica knew, it had not applied when it
+        /// stopped: 0 once it caught up.
+        public var behind: UInt64
 
         /// Creates the counts.
-        public init(name: String, last: UInt64, caughtUp: Int, failed: Int) {
+        public init(name: String, last: UInt64, caughtUp: Int, failed: Int, replicas: Int, behind: UInt64) {
             self.name = name
             self.last = last
             self.caughtUp = caughtUp
             self.failed = failed
+            self.replicas = replicas
+            self.behind = behind
         }
     }
 
@@ -195,7 +202,7 @@ public struct Summary: Codable, Equatable, Sendable {
     }
 
     /// The summary as pretty-printed JSON with sorted, snake_case keys, except the `stream` object's
-    /// (`name`, `last`, `caughtUp`, `failed`), spelled as the replicated inventory documents them.
+    /// (`name`, `last`, `caughtUp`, `failed`, `replicas`, `behind`), spelled as the replicated inventory documents them.
     public var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

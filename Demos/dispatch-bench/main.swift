@@ -100,7 +100,7 @@ while let argument = arguments.popFirst() {
 let all: [Scenario] = [
     baselineScenarios(scale: scale), libraryScenarios(scale: scale), realisticScenarios(scale: scale),
     scaleScenarios(scale: scale), journalScenarios(scale: scale), decoderScenarios(scale: scale),
-    fileScenarios(scale: scale), soakScenarios(scale: scale),
+    fileScenarios(scale: scale), soakScenarios(scale: scale), inspectorScenarios(scale: scale),
 ].flatMap { $0 }
 let known = all.map(\.id)
 /// The scenario `name` calls, whatever its case (`s1r` is `S1r`).

@@ -1,6 +1,7 @@
 // `swift run todo`: a terminal todo list built on DispatchStore, with undo and redo (p and n).
 
 import DispatchStore
+import DispatchStoreInspector
 import Foundation
 import TodoCore
 
@@ -13,7 +14,7 @@ import Darwin
 #endif
 
 let usage = """
-    usage: todo [--file PATH]
+    usage: todo [--file PATH] [--report PAGE.html]
            todo --help
 
     A todo list that keeps every change: step back with p and forward with n.
@@ -48,6 +49,9 @@ let usage = """
                     save fails, or the path cannot be saved to (a file where a directory should be),
                     the status line (or standard error) says why, the list stays in memory, and the
                     next change and quitting try again.
+      --report PATH write the session's page to PATH when the program quits: one HTML file to open in
+                    a browser, with every action, the stores' states after it and what changed, and
+                    the recorder's history (the moves back and forth, what was undone at the end)
       -h, --help    show this help
 
     environment:
@@ -61,11 +65,12 @@ let usage = """
 /// (`EX_USAGE`).
 func usageError(_ problem: String) -> Never {
     standardError("todo: \(problem)")
-    standardError("usage: todo [--file PATH]; todo --help lists the keys and commands")
+    standardError("usage: todo [--file PATH] [--report PAGE.html]; todo --help lists the keys and commands")
     exit(64)
 }
 
 var fileArgument: String?
+var reportArgument: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -79,10 +84,27 @@ while let argument = arguments.popFirst() {
         let path = String(argument.dropFirst("--file=".count))
         guard !path.isEmpty else { usageError("--file needs a path") }
         fileArgument = path
+    case "--report":
+        guard let path = arguments.popFirst(), !path.isEmpty else { usageError("--report needs a path") }
+        reportArgument = path
+    case _ where argument.hasPrefix("--report="):
+        let path = String(argument.dropFirst("--report=".count))
+        guard !path.isEmpty else { usageError("--report needs a path") }
+        reportArgument = path
     case _ where argument.hasPrefix("-"):
         usageError("unknown option '\(argument)'")
     default:
         usageError("unexpected argument '\(argument)'; the list's file goes after --file")
+    }
+}
+
+// A page that cannot be written is refused before the session starts, not lost at its end.
+if let reportArgument {
+    do {
+        try Inspector.checkPagePath(reportArgument)
+    } catch {
+        standardError("todo: \(error)")
+        exit(1)
     }
 }
 
@@ -103,6 +125,27 @@ do {
 } catch {
     standardError("todo: cannot set up the list: \(sentence(for: error))")
     exit(70)
+}
+
+let report = reportArgument.map { path in
+    let inspector = Inspector(title: "todo")
+    app.dispatcher.register(middleware: inspector)
+    inspector.follow(app.recorder)
+    return (path: path, inspector: inspector)
+}
+
+/// Writes the session's page, if asked for, and exits with `status` (1 when the page failed).
+func finish(_ status: Int32) -> Never {
+    if let report {
+        do {
+            let written = try report.inspector.writePage(to: report.path)
+            standardError("todo: \(written)")
+        } catch {
+            standardError("todo: \(error)")
+            exit(1)
+        }
+    }
+    exit(status)
 }
 
 // A path that cannot be saved yet (a file where a directory should be) starts an empty list, with a
@@ -127,8 +170,9 @@ if Terminal.isInteractive {
     }
     if let unsaved {
         standardError("todo: \(unsaved); the changes since the last save are lost")
-        exit(1)
+        finish(1)
     }
+    finish(0)
 } else {
     if isatty(STDIN_FILENO) == 1 {
         standardError("todo: standard output is not a terminal, so commands are read line by line (type help)")
@@ -138,7 +182,7 @@ if Terminal.isInteractive {
     if let startProblem {
         standardError("todo: notice: \(startProblem); the list starts empty, and each change tries again")
     }
-    exit(interface.run())
+    finish(interface.run())
 }
 
 /// A library error as a sentence for a person: the message without its code name.

@@ -30,7 +30,8 @@ let package = Package(
         .testTarget(
             name: "DispatchStoreNATSTests",
             dependencies: [
-                "DispatchStoreNATS", "CNATS", "NATSTestSupport", "TestSupport",
+                // nats-bench is the nemesis's replica process (`--nemesis-worker`).
+                "DispatchStoreNATS", "CNATS", "NATSTestSupport", "TestSupport", "nats-bench",
                 .product(name: "DispatchStore", package: "DispatchStore"),
                 .product(name: "DispatchStoreJournal", package: "DispatchStore"),
             ]
@@ -43,6 +44,7 @@ let package = Package(
             dependencies: [
                 .product(name: "DispatchStore", package: "DispatchStore"),
                 .product(name: "DispatchStoreJournal", package: "DispatchStore"),
+                .product(name: "DispatchStoreInspector", package: "DispatchStore"),
             ]
         ),
         .executableTarget(
@@ -78,7 +80,10 @@ let package = Package(
         ),
         .target(
             name: "NATSTestSupport",
-            dependencies: ["DispatchStoreNATS", "TestSupport"],
+            dependencies: [
+                "DispatchStoreNATS", "TestSupport", .product(name: "DispatchStore", package: "DispatchStore"),
+                .product(name: "DispatchStoreJournal", package: "DispatchStore"),
+            ],
             path: "Tests/NATSTestSupport"
         ),
     ],

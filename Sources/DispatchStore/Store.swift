@@ -227,6 +227,12 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
         return true
     }
 
+    /// Takes the store's lock unless the calling thread runs this store's user code under it, for a
+    /// module without the thread's context (the inspector); see `lockStateUnlessHeld(context:)`.
+    package func lockStateUnlessHeld() -> Bool {
+        lockStateUnlessHeld(context: .current)
+    }
+
     /// Takes the store's lock for `what` a caller does; a re-entrant call (from inside this store's
     /// `reduce(_:into:)` or `updateState` closure) stops the program with a message naming the store.
     package func lockState(for what: String) {

@@ -20,7 +20,10 @@ struct DispatchBenchTests {
         let realistic = ["B1r", "B2r", "B3r", "S1r", "S2r", "S3r", "S5r"]
         let decoder = ["L1J", "L2J"]
         let files = ["F1", "K1"]
-        #expect(ids == library + realistic + scale + journal + decoder + files)
+        // I3 and I3J open a page in headless Chromium, where it is installed.
+        let browser = FileManager.default.isExecutableFile(atPath: "/usr/lib/chromium/chromium") ? ["I3", "I3J"] : []
+        let inspector = ["I1B", "I1", "I1GB", "I1G", "I2"] + browser + ["I4B", "I4", "I4GB", "I4G"]
+        #expect(ids == library + realistic + scale + journal + decoder + files + inspector)
         for row in rows {
             #expect(row["ns_per_op"] is Double || row["ns_per_op"] is Int, "\(row)")
             #expect(row["baseline"] is String, "\(row)")
@@ -74,7 +77,9 @@ struct DispatchBenchTests {
                 ["--only", "S9"],
                 "no scenario is called 'S9'; the scenarios are B1, B2, B3, S1, S2, S3, S4, S5, S6, S7, S8, "
                     + "B1r, B2r, B3r, S1r, S2r, S3r, S5r, R1-1K, R1-10K, R1-100K, R2-1K, R2-10K, R2-100K, O1-1K, O1-10K, O1-100K, O2-1K, O2-10K, O2-100K, "
-                    + "L1, L2, L3B, L3, L1J, L2J, F1, K1"
+                    + "L1, L2, L3B, L3, L1J, L2J, F1, K1, I1B, I1, I1GB, I1G, I2"
+                    + (FileManager.default.isExecutableFile(atPath: "/usr/lib/chromium/chromium") ? ", I3, I3J" : "")
+                    + ", I4B, I4, I4GB, I4G"
             ),
             (["--target", "B1=2"], "B1 has no baseline, so no ratio to give a target"),
         ]

@@ -20,6 +20,14 @@ struct InventoryOptionsTests {
         ])
         #expect(nats.natsServers == ["nats://a:1", "nats://b:2"] && nats.streamName == "S" && nats.snapshotEvery == 9)
         #expect(try InventoryOptions(arguments: ["--nats=nats://a:1", "--export", "e.jsonl"]).exportPath == "e.jsonl")
+        #expect(try InventoryOptions(arguments: ["--nats=nats://a:1"]).streamReplicas == nil)
+        #expect(try InventoryOptions(arguments: ["--nats=nats://a:1", "--replicas", "1"]).streamReplicas == 1)
+        let secured = try InventoryOptions(arguments: [
+            "--nats", "tls://a:1", "--nats-user", "r", "--nats-password-file", "p", "--nats-ca", "ca.pem",
+            "--nats-cert", "c.pem", "--nats-key", "k.pem",
+        ])
+        #expect(secured.natsUser == "r" && secured.natsPasswordFile == "p" && secured.natsAuthority == "ca.pem")
+        #expect(secured.natsCertificate == "c.pem" && secured.natsKey == "k.pem")
     }
 
     @Test(
@@ -38,6 +46,21 @@ struct InventoryOptionsTests {
             (["--snapshot-every", "10"], "--snapshot-every needs --data or --nats"),
             (["--stream", "S"], "--stream needs --nats"),
             (["--export", "e.jsonl"], "--export needs --nats"),
+            (["--replicas", "3"], "--replicas needs --nats"),
+            (["--nats", "u", "--replicas", "0"], "--replicas needs a whole number of 1 or more"),
+            (["--nats", "u", "--replicas=three"], "--replicas needs a whole number of 1 or more"),
+            (["--nats-user", "r"], "--nats-user needs --nats"),
+            (["--nats", "u", "--nats-password-file", "p"], "--nats-password-file needs --nats-user"),
+            (
+                ["--nats", "u", "--nats-user", "r", "--nats-creds", "c"],
+                "--nats-user and --nats-creds cannot be used together"
+            ),
+            (
+                ["--nats", "u", "--nats-token-file", "t", "--nats-creds", "c"],
+                "--nats-token-file and --nats-creds cannot be used together"
+            ),
+            (["--nats", "u", "--nats-cert", "c"], "--nats-cert needs --nats-key"),
+            (["--nats-ca", "ca.pem"], "--nats-ca needs --nats"),
             (["--nats", ","], "--nats needs at least one server URL, such as nats://127.0.0.1:4222"),
             (["--nats", "u", "--stream", "a.b"], "--stream needs a NAME of letters, digits, '-' and '_', not 'a.b'"),
             (["--nats", "u", "--data", "d"], "--nats and --data cannot be used together"),

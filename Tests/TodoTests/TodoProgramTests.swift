@@ -134,6 +134,7 @@ struct TodoProgramTests {
             (["--file"], "todo: --file needs a path"),
             (["--file="], "todo: --file needs a path"),
             (["--file", "a.json", "stray"], "todo: unexpected argument 'stray'; the list's file goes after --file"),
+            (["--report="], "todo: --report needs a path"),
         ]
     )
     func badArguments(arguments: [String], problem: String) async throws {
@@ -142,7 +143,7 @@ struct TodoProgramTests {
         #expect(output.standardOutput == "")
         #expect(
             output.standardError.split(separator: "\n").map(String.init) == [
-                problem, "usage: todo [--file PATH]; todo --help lists the keys and commands",
+                problem, "usage: todo [--file PATH] [--report PAGE.html]; todo --help lists the keys and commands",
             ]
         )
     }

@@ -15,9 +15,9 @@ import Darwin
 /// `No such file or directory (the directory /var/lib/app does not exist)`,
 /// `Not a directory (/var/lib/app is a regular file)`, `Too many levels of symbolic links (a symbolic link
 /// loop)`.
-enum SystemReason {
+package enum SystemReason {
     /// The reason for `code` (an `errno` value) from a call on `path`.
-    static func describe(_ code: Int32, path: String) -> String {
+    package static func describe(_ code: Int32, path: String) -> String {
         let message = String(cString: strerror(code))
         switch code {
         case ENOENT:
@@ -36,7 +36,7 @@ enum SystemReason {
     }
 
     /// The reason for the current `errno`, from a call on `path`.
-    static func current(path: String) -> String {
+    package static func current(path: String) -> String {
         describe(errno, path: path)
     }
 

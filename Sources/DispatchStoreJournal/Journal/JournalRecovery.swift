@@ -113,6 +113,13 @@ struct JournalRecovery {
             _ = store.restore(anyState: state, sequenceNumber: sequenceNumber)
             sequenceNumbers[store.identifier] = sequenceNumber
         }
+        if let base {
+            ReplayObservation.observer?.recoveryDidRestore(
+                snapshot: files.snapshotPath(base.snapshot.generation),
+                generation: base.snapshot.generation,
+                recordCount: base.snapshot.recordCount
+            )
+        }
         let segments = listing.records.filter { $0 >= first }
         let replayer = Replayer(dispatcher: dispatcher, path: files.path, window: 10_000, base: sequenceNumbers)
         for generation in segments {
@@ -243,6 +250,7 @@ struct JournalRecovery {
                 case .checkpoint(let line, let checks): replayer.feed(checks: checks, line: line)
                 case .malformed(let error):
                     damaged = true
+                    replayer.observer?.replayDidSkip(error)
                     problems.append(JournalError(record: error, code: .unreadableRecord))
                 }
             }

@@ -114,3 +114,61 @@ extension ActionLog {
         )
     }
 }
+
+extension ActionLog {
+    /// ``replay(contentsOf:into:actionTypes:reorderWindow:)``, going on past lines it cannot read
+    /// when `skippingMalformedLines` is `true`: each is told to the bound ``ReplayObserver`` and
+    /// listed first in the report's divergences.
+    ///
+    /// - Throws: The errors of ``read(contentsOf:actionTypes:)`` about the file itself; about a line,
+    ///   only when `skippingMalformedLines` is `false`.
+    package static func replay(
+        contentsOf path: String,
+        into dispatcher: Dispatcher,
+        actionTypes: [any (ActionType & Decodable).Type],
+        reorderWindow: Int = 10_000,
+        skippingMalformedLines: Bool
+    ) throws(ActionLogError) -> ReplayReport {
+        let observer = ReplayObservation.observer
+        let replayer = Replayer(dispatcher: dispatcher, path: path, window: reorderWindow)
+        let stream = try PrefetchingRecordStream(
+            path: path,
+            actionTypes: actionTypes,
+            stopsAtMalformedLines: !skippingMalformedLines
+        )
+        defer { stream.close() }
+        var skipped: [ActionLogError] = []
+        while let item = try stream.next() {
+            switch item {
+            case .entry(let entry):
+                replayer.feed(entry)
+            case .checkpoint(let line, let checks):
+                observer?.replayDidReadCheckpoint(
+                    line: line,
+                    path: path,
+                    stores: checks.map { ($0.storeIdentifier, $0.sequenceNumber) }
+                )
+                replayer.feed(checks: checks, line: line)
+            case .malformed(let error):
+                guard skippingMalformedLines else { throw error }
+                observer?.replayDidSkip(error)
+                skipped.append(error)
+            }
+        }
+        let outcome = replayer.finish()
+        return ReplayReport(
+            replayed: outcome.replayed,
+            tornTail: stream.tornTail,
+            mismatchedLines: outcome.mismatchedLines,
+            divergences: skipped + outcome.divergences,
+            checksumsVerified: outcome.checksumsVerified
+        )
+    }
+
+    /// The digest that logs record for a state (see ``ActionLogMiddleware/Checksums``), or `nil`
+    /// when it is not `Encodable` or fails to encode.
+    package static func stateDigest(of state: any StateType) -> UInt64? {
+        guard let encodable = state as? any Encodable else { return nil }
+        return StateDigest.digest(of: encodable)
+    }
+}

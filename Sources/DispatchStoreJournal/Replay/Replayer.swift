@@ -59,6 +59,8 @@ final class Replayer {
     private let result = LockedBox<DispatchResult?>(nil)
     private let capture: @Sendable (DispatchResult) -> Void
     private(set) var outcome = Outcome()
+    /// Told of each entry before it is dispatched and of each digest compared (the inspector).
+    let observer = ReplayObservation.observer
 
     /// Prepares a replay into `dispatcher`'s registered stores.
     ///
@@ -206,6 +208,7 @@ final class Replayer {
     ///
     /// - Returns: How many of them applied it as the log says (the others stopped).
     private func apply(_ entry: ActionLog.Entry, to items: [(lane: Int, number: UInt64)], together: Bool) -> Int {
+        observer?.replayWillApply(entry, from: path)
         let result = dispatch(entry.action, to: together ? nil : lanes[items[0].lane].store.identifier)
         var applied = 0
         for (lane, number) in items {
@@ -256,6 +259,7 @@ final class Replayer {
         var handled: [String] = []
         var clean = true
         let lanesLogged = logged.compactMap { laneIndex[$0] }.map { (lane: $0, number: UInt64(0)) }
+        observer?.replayWillApply(entry, from: path)
         if entry.targetIdentifier == nil && lanesLogged.count == logged.count && routesMatch(entry, lanesLogged) {
             let result = dispatch(entry.action, to: nil)
             handled = result.handledStores
@@ -275,6 +279,13 @@ final class Replayer {
 
     private func verify(_ lane: Int, digest: UInt64, line: Int) {
         guard let actual = lanes[lane].store.stateDigest else { return }
+        observer?.replayDidVerify(
+            storeIdentifier: actual.storeIdentifier,
+            sequenceNumber: actual.sequenceNumber,
+            line: line,
+            path: path,
+            matches: actual.digest == digest
+        )
         if actual.digest == digest {
             outcome.checksumsVerified += 1
         } else if !lanes[lane].mismatchReported {

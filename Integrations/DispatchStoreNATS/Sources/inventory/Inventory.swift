@@ -46,6 +46,9 @@ struct ReplicaService {
                 event: line.map { "Line \($0)" } ?? "Stream message \(applied.sequence)"
             )
         }
+        if verbose == .verbose {
+            Task { await logLag(of: replication) }
+        }
         let performing = Performing()
         let failed = Locked(0)
         let stopper = Stopper(info: info) { reason in
@@ -86,7 +89,7 @@ struct ReplicaService {
         let replication = await startReplication(service, snapshotEvery: nil, fromSnapshot: false) { _ in }
         var summary = await finish(service, replication, reason: "export of stream \(stream)", failed: 0)
         summary.lines = Summary.Lines(read: 0, accepted: 0, bad: 0)
-        info("Exported stream \(stream) up to message \(replication.appliedSequence) to \(path).")
+        info("Exported stream \(stream) up to message \(replication.lag.appliedSequence) to \(path).")
         ProgramOutput.writeOut(summary.json + "\n")
         let failures = summary.log?.failures ?? 0
         if failures > 0 {
@@ -103,6 +106,8 @@ struct ReplicaService {
                 logPath: logPath,
                 verbosity: options.verbosity,
                 logsEvents: false,
+                // The page of the stream as this replica applies it, catch-up included.
+                report: InventoryReport.open(options),
                 diagnostics: ProgramOutput.writeError
             )
         } catch {
@@ -119,6 +124,9 @@ struct ReplicaService {
         var configuration = Replication.Configuration(servers: servers, stream: stream)
         configuration.snapshotEvery = snapshotEvery
         configuration.startsFromSnapshot = fromSnapshot
+        configuration.replicas = options.streamReplicas
+        configuration.credentials = credentials()
+        configuration.tls = tls()
         let replication: Replication
         do {
             replication = try await Replication(
@@ -135,8 +143,80 @@ struct ReplicaService {
         } catch {
             ProgramOutput.fail("\(error)")
         }
-        info("Stream \(stream) on \(servers.joined(separator: ", ")): \(replication.catchUp).")
+        info(
+            "Stream \(stream) (kept by \(replication.catchUp.streamReplicas) server\(replication.catchUp.streamReplicas == 1 ? "" : "s")) "
+                + "on \(servers.joined(separator: ", ")): \(replication.catchUp)."
+        )
         return replication
+    }
+
+    /// The credentials the command line names, if any.
+    ///
+    /// A user and the password from its file or from `NATS_PASSWORD`, a token from its file or from
+    /// `NATS_TOKEN`, or a credentials file. Exits 1 naming the file or the variable when a secret
+    /// cannot be read; never prints a secret.
+    private func credentials() -> Replication.Credentials? {
+        let environment = ProcessInfo.processInfo.environment
+        if let user = options.natsUser {
+            if let path = options.natsPasswordFile {
+                return .password(user: user, password: secret(in: path, "password"))
+            }
+            guard let password = environment["NATS_PASSWORD"], !password.isEmpty else {
+                ProgramOutput.fail(
+                    "--nats-user \(user) needs a password: --nats-password-file PATH, or the environment variable "
+                        + "NATS_PASSWORD"
+                )
+            }
+            return .password(user: user, password: password)
+        }
+        if let path = options.natsTokenFile {
+            return .token(secret(in: path, "token"))
+        }
+        if let path = options.natsCredentialsFile {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                ProgramOutput.fail("The credentials file \(path) cannot be read")
+            }
+            return .file(path)
+        }
+        if let token = environment["NATS_TOKEN"], !token.isEmpty {
+            return .token(token)
+        }
+        return nil
+    }
+
+    /// The secret in the file at `path`, without its final newline.
+    private func secret(in path: String, _ what: String) -> String {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            ProgramOutput.fail("The \(what) file \(path) cannot be read: \((error as NSError).localizedDescription)")
+        }
+        let secret = text.trimmingCharacters(in: .newlines)
+        if secret.isEmpty { ProgramOutput.fail("The \(what) file \(path) is empty") }
+        return secret
+    }
+
+    /// The TLS settings the command line names, if any.
+    private func tls() -> Replication.TLS? {
+        guard options.natsAuthority != nil || options.natsCertificate != nil else { return nil }
+        return Replication.TLS(
+            trustedCertificates: options.natsAuthority,
+            certificate: options.natsCertificate,
+            privateKey: options.natsKey
+        )
+    }
+
+    /// Logs how far behind the stream the replica is, when that moves by `threshold` messages or
+    /// more from what was logged last, and when it is back to none.
+    private func logLag(of replication: Replication, threshold: UInt64 = 100) async {
+        var logged: UInt64 = 0
+        for await lag in replication.lagUpdates() {
+            let moved = max(lag.behind, logged) - min(lag.behind, logged)
+            guard moved >= threshold || (lag.behind == 0 && logged > 0) else { continue }
+            logged = lag.behind
+            info("Stream \(stream): \(lag).")
+        }
     }
 
     /// Waits until the replica applied everything appended so far, closes it and sums up.
@@ -153,14 +233,16 @@ struct ReplicaService {
             ProgramOutput.writeError("inventory: error: The replica did not catch up with stream \(stream): \(error)")
             failed = max(failed, 1)
         }
-        let last = replication.appliedSequence
+        let lag = replication.lag
         await replication.close()
         var summary = await service.finish(reason: reason)
         summary.stream = Summary.Stream(
             name: stream,
-            last: last,
+            last: lag.appliedSequence,
             caughtUp: replication.catchUp.caughtUp,
-            failed: failed
+            failed: failed,
+            replicas: replication.catchUp.streamReplicas,
+            behind: lag.behind
         )
         return summary
     }

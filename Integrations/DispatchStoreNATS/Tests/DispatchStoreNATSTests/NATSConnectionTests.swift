@@ -73,7 +73,7 @@ struct NATSConnectionTests {
         await #expect(throws: NATSError.self) { _ = try await connection.streamInfo("ORDERS") }
     }
 
-    @Test("pipelined publishes are acknowledged in order; an ordered consumer reads them from any start")
+    @Test("pipelined publishes are acknowledged in order; a stream reader delivers them in order from any start")
     func pipelinedAndOrdered() async throws {
         let cluster = try await NATSTestCluster.start()
         defer { cluster.stop() }
@@ -98,15 +98,20 @@ struct NATSConnectionTests {
         #expect(await all.wait())
         // Sent in call order, so stored in call order.
         #expect((0..<200).allSatisfy { acks.current["p-\($0)"]?.sequence == UInt64($0 + 1) })
-        let consumer = try OrderedConsumer(handle: connection.handle, stream: "LOG", subject: "log", startSequence: 150)
-        defer { consumer.close() }
-        var sequences: [UInt64] = []
-        while sequences.count < 51, let message = try consumer.next(timeout: .seconds(10)) {
-            sequences.append(message.sequence)
-            #expect(message.messageID == "p-\(String(decoding: message.data, as: UTF8.self))")
+        let delivered = Shared<[DeliveredMessage]>([])
+        let fifty = Countdown(51)
+        let reader = try StreamReader(handle: connection.handle, stream: "LOG", subject: "log", startSequence: 150) {
+            message in
+            delivered.append(message)
+            fifty.tick()
         }
-        #expect(sequences == Array(150...200))
-        #expect(try consumer.next(timeout: .milliseconds(200)) == nil)
+        #expect(await fifty.wait())
+        reader.close()
+        let messages = delivered.current
+        #expect(messages.map(\.sequence) == Array(150...200))
+        #expect(messages.allSatisfy { $0.messageID == "p-\(String(decoding: $0.data, as: UTF8.self))" })
+        // Each says how many come after it.
+        #expect(messages.map(\.pending) == (0...50).reversed().map { UInt64($0) })
     }
 
     @Test("sends while acknowledgements pile up: the queue takes over, each stored once, in call order")

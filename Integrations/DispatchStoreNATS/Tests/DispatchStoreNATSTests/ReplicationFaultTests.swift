@@ -64,11 +64,51 @@ struct ReplicationFaultTests {
         }
     }
 
+    @Test("the server a replica uses stops answering (paused): noticed within seconds, it goes on through another")
+    func serverPaused() async throws {
+        let cluster = try await NATSTestCluster.start(nodes: 3)
+        defer { cluster.stop() }
+        let replica = try await Replica.start(cluster.urls, stream: "LEDGER")
+        let other = try await Replica.start(cluster.urls, stream: "LEDGER")
+        for index in 1...5 {
+            try await replica.replication.perform(LedgerAction.mix(UInt64(index)))
+        }
+        let used = try #require(cluster.servers.first { replica.replication.connection.state.hasSuffix(":\($0.port)") })
+        used.pause()
+        defer { used.resume() }
+        // With the defaults (a ping every second, two unanswered): the connection moves within seconds,
+        // and performs go on through another server, after an election when the paused one led.
+        let paused = ContinuousClock.now
+        for index in 6...15 {
+            try await replica.replication.perform(LedgerAction.mix(UInt64(index)))
+        }
+        #expect(ContinuousClock.now - paused < .seconds(25))
+        #expect(!replica.replication.connection.state.hasSuffix(":\(used.port)"))
+        #expect(replica.replication.connection.state.hasPrefix("connected to"))
+        try await other.replication.waitUntilApplied(through: 15, timeout: .seconds(60))
+        #expect(replica.ledger.state.value == mixed(Array(1...15)) && converged(replica, other))
+        #expect(replica.replication.failure == nil && other.replication.failure == nil)
+        used.resume()
+        await replica.replication.close()
+        await other.replication.close()
+    }
+
     @Test(
-        "a replica cut off (its server paused): perform fails within its timeout, nothing applies alone, it catches up"
+        "a replica cut off (its server paused): perform fails within its timeout, nothing applies alone, it catches up",
+        .enabled(
+            if: NATSServer.current != nil || NATSServer.currentRequired,
+            """
+            needs nats-server 2.10 or newer (DISPATCHSTORE_NEMESIS_SERVER=PATH): 2.9 can deliver the publish \
+            its paused leader receives on waking, then lose it
+            """
+        )
     )
     func replicaCutOff() async throws {
-        let cluster = try await NATSTestCluster.start(nodes: 3)
+        let server = try #require(
+            NATSServer.current,
+            "DISPATCHSTORE_REQUIRE_NEMESIS is set, and no nats-server 2.10 or newer"
+        )
+        let cluster = try await NATSTestCluster.start(nodes: 3, program: server)
         defer { cluster.stop() }
         var alone = NATSConnection.Options()
         alone.usesOnlyGivenServers = true
@@ -111,7 +151,14 @@ struct ReplicationFaultTests {
         try #require(end >= 30)
         try await isolated.replication.waitUntilApplied(through: end, timeout: .seconds(120))
         let (mine, theirs) = (isolated.history.current, others.history.current)
-        #expect((11...end).allSatisfy { mine[$0] != nil && mine[$0] == theirs[$0] })
+        let differing = (11...end).first { mine[$0] == nil || mine[$0] != theirs[$0] }
+        #expect(
+            differing == nil,
+            """
+            from message \(differing ?? 0): \(mine[differing ?? 0].map { "\($0)" } ?? "nothing") here, \
+            \(theirs[differing ?? 0].map { "\($0)" } ?? "nothing") there
+            """
+        )
         #expect(isolated.replication.failure == nil)
         await isolated.replication.close()
         await others.replication.close()

@@ -42,7 +42,8 @@ struct ReplicationSnapshotTests {
         )
         #expect(
             latest.format == "DispatchStoreNATS snapshot"
-                && latest.writer == writer.replication.configuration.replicaName + "."
+                && latest.writer == writer.replication.applier.context.ownPrefix
+                && latest.writer.hasPrefix(writer.replication.configuration.replicaName + ".")
         )
         // Chunks older than the previous snapshot are purged.
         #expect(Set(try await bucket.keys()) == ["latest", "previous", "chunk.\(before).0", "chunk.30.0"])
@@ -164,11 +165,19 @@ struct ReplicationSnapshotTests {
             // The reader's consumer had the messages already: make it read the stream again, as after
             // a reconnect, from where it is (it returns at once: there is nothing to deliver again).
             await reader.replication.applier.readAgain(from: 6)
+            // A service runs it: `run` ends with the replica's failure.
+            let running = Task { try await reader.replication.run() }
             gate.open()
             if snapshots {
                 try await reader.replication.waitUntilCaughtUp(timeout: .seconds(60))
                 #expect(reader.replication.applier.counts.snapshotsLoaded == 1)
                 #expect(converged(writer, reader) && reader.replication.failure == nil)
+                // Cancelled, `run` closes the replica and returns.
+                running.cancel()
+                try await running.value
+                await #expect(throws: ReplicationError.self) {
+                    try await reader.replication.perform(LedgerAction.mix(0))
+                }
             } else {
                 await #expect {
                     try await reader.replication.waitUntilCaughtUp(timeout: .seconds(60))
@@ -179,6 +188,11 @@ struct ReplicationSnapshotTests {
                         && error.message.contains("it stopped after message 5 rather than skip them")
                 }
                 #expect(reader.replication.failure?.code == .gap && reader.errors.current.map(\.code) == [.gap])
+                await #expect {
+                    try await running.value
+                } throws: { error in
+                    (error as? ReplicationError)?.code == .gap
+                }
                 #expect(reader.ledger.sequenceNumber == 5)
                 await #expect(throws: ReplicationError.self) {
                     try await reader.replication.perform(LedgerAction.mix(0))

@@ -30,7 +30,7 @@ struct ReplicationTests {
         #expect(try await second.replication.waitUntilCaughtUp(timeout: .seconds(60)) == 21)
         #expect(converged(first, second))
         #expect(second.ledger.state.value == mixed(inputs) && second.tally.state.notes == ["done": 1])
-        #expect(first.replication.appliedSequence == 21 && first.errors.current.isEmpty)
+        #expect(first.replication.lag.appliedSequence == 21 && first.errors.current.isEmpty)
         await first.replication.close()
         await second.replication.close()
     }
@@ -186,14 +186,13 @@ struct ReplicationTests {
         func attempt(
             _ dispatcher: Dispatcher,
             _ stores: [any AnyStore],
-            stream: String = "S"
+            stream: String = "S",
+            replicas: Int? = nil
         ) async -> ReplicationError? {
+            var configuration = Replication.Configuration(servers: ["nats://127.0.0.1:1"], stream: stream)
+            configuration.replicas = replicas
             do {
-                _ = try await Replication(
-                    dispatcher: dispatcher,
-                    stores: stores,
-                    configuration: Replication.Configuration(servers: ["nats://127.0.0.1:1"], stream: stream)
-                )
+                _ = try await Replication(dispatcher: dispatcher, stores: stores, configuration: configuration)
                 return nil
             } catch {
                 return error
@@ -211,6 +210,8 @@ struct ReplicationTests {
         #expect(notCodable?.message.contains("its state type Clicks is not Codable") == true)
         let badName = await attempt(dispatcher, [ledger], stream: "a.b")
         #expect(badName?.message.contains("The stream name 'a.b'") == true)
+        let noReplicas = await attempt(dispatcher, [ledger], replicas: 0)
+        #expect(noReplicas?.code == .invalidSetup && noReplicas?.message.contains("Replicas must be 1 or more") == true)
         dispatcher.dispatch(LedgerAction.mix(1), mode: .sync)
         let changed = await attempt(dispatcher, [ledger])
         #expect(changed?.message.contains("has applied 1 actions already") == true)
@@ -232,6 +233,86 @@ struct ReplicationTests {
         #expect(unreachable?.message.contains("nats://127.0.0.1:1") == true)
         // A failed start leaves the store as it was: it takes changes from anywhere.
         #expect(loneLedger.outsideChangeRefusal == nil && lone.middleware.isEmpty)
+    }
+
+    @Test("lag: a replica held back says how far behind it is, as a property and as updates; caught up, none")
+    func lag() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let writer = try await Replica.start(cluster.urls, stream: "LEDGER")
+        let gate = Gate()
+        let reader = try await Replica.start(cluster.urls, stream: "LEDGER") { applied in
+            if applied.sequence == 5 { _ = gate.wait() }
+        }
+        let updates = reader.replication.lagUpdates()
+        var iterator = updates.makeAsyncIterator()
+        #expect(await iterator.next()?.behind == 0)
+        for index in 1...20 {
+            try await writer.replication.perform(LedgerAction.mix(UInt64(index)))
+        }
+        // The reader hears of message 20 while it is still applying message 5.
+        var heard: Replication.Lag?
+        while let lag = await iterator.next() {
+            if lag.streamLastSequence == 20 {
+                heard = lag
+                break
+            }
+        }
+        #expect(heard?.appliedSequence == 4 && heard?.behind == 16)
+        #expect(reader.replication.lag.behind == 16 && reader.replication.lag.streamLastSequence == 20)
+        gate.open()
+        while let lag = await iterator.next(), lag.behind > 0 {}
+        let caughtUp = reader.replication.lag
+        #expect(caughtUp.behind == 0 && caughtUp.appliedSequence == 20 && caughtUp.sinceLastApplied >= .zero)
+        #expect(writer.replication.lag.behind == 0 && writer.replication.lag.appliedSequence == 20)
+        #expect(caughtUp.description.hasPrefix("0 messages behind (applied 20 of 20; the last "))
+        await reader.replication.close()
+        // The updates end with the replica.
+        while await iterator.next() != nil {}
+        await writer.replication.close()
+    }
+
+    @Test("a message that is not a record is skipped by every replica and reported; an unknown action stops them")
+    func foreignMessages() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let first = try await Replica.start(cluster.urls, stream: "LEDGER")
+        let connection = try await NATSConnection.connect(to: cluster.urls)
+        // Appended by someone else: not JSON, then JSON that is no record.
+        try await connection.publish(Data("hello".utf8), to: "dispatchstore.LEDGER", messageID: "other.1")
+        try await connection.publish(Data("{\"a\":1}".utf8), to: "dispatchstore.LEDGER")
+        let outcome = try await first.replication.perform(LedgerAction.mix(1))
+        #expect(outcome.sequence == 3 && first.ledger.state.value == mixed([1]))
+        let second = try await Replica.start(cluster.urls, stream: "LEDGER")
+        #expect(second.replication.catchUp.caughtUp == 1 && converged(first, second))
+        for replica in [first, second] {
+            let skipped = replica.errors.current.filter { $0.code == .unreadableMessage }
+            #expect(skipped.map(\.sequence) == [1, 2])
+            #expect(skipped.first?.message.contains("Message 1 of stream LEDGER (id other.1) is not a record") == true)
+            #expect(skipped.allSatisfy { $0.message.contains("every replica skips it") })
+            #expect(replica.replication.failure == nil && replica.replication.lag.appliedSequence == 3)
+        }
+        // A record of an action type this program does not know: a newer program may apply it, so
+        // every replica stops before it rather than skip it, and nothing of it is applied.
+        try await connection.publish(
+            try ActionLog.record(of: ForeignAction.launch, storeIdentifiers: ["ledger"], destination: "test"),
+            to: "dispatchstore.LEDGER"
+        )
+        for replica in [first, second] {
+            await #expect {
+                try await replica.replication.waitUntilApplied(through: 4, timeout: .seconds(60))
+            } throws: { error in
+                guard let error = error as? ReplicationError else { return false }
+                return error.code == .unreadableMessage && error.sequence == 4
+                    && error.message.contains("Message 4 of stream LEDGER cannot be applied")
+                    && error.message.contains("this replica stopped before it rather than skip it")
+            }
+            #expect(replica.replication.failure?.code == .unreadableMessage)
+            #expect(replica.ledger.state.value == mixed([1]) && replica.replication.lag.appliedSequence == 3)
+        }
+        await connection.close()
+        await first.replication.close()
+        await second.replication.close()
     }
 
     @Test("a message delivered again (as after a reconnect) is applied once")
@@ -296,4 +377,11 @@ final class LaterLedgerReducer: Reducer<Ledger, LedgerAction> {
 /// An action no replicated store handles.
 enum NotReplicated: ActionType, Codable {
     case one
+}
+
+/// An action no replica of these tests knows.
+enum ForeignAction: ActionType, Codable, StablyNamed {
+    case launch
+
+    static let stableName = "Tests.ForeignAction"
 }

@@ -65,6 +65,69 @@ struct ReplicatedInventoryTests {
         #expect(sameStores(try Summary.decode(replayed.standardOutput), summaries[0]))
     }
 
+    @Test("the guide's cluster with the demo's defaults: kill -9 of the stream's leader, every replica goes on")
+    func leaderKilledWithDefaults() async throws {
+        let cluster = try await NATSTestCluster.start(nodes: 3)
+        defer { cluster.stop() }
+        // Every URL and no other flag, as the guide shows it.
+        let urls = cluster.urls.joined(separator: ",")
+        let inputs = (0..<3).map { GeneratedEvent.generate(150, seed: UInt64(21 + $0)).map(\.line) }
+        let replicas = try (0..<3).map { _ in try RunningProgram("inventory", ["--nats", urls, "--verbose"]) }
+        for (replica, lines) in zip(replicas, inputs) {
+            replica.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        }
+        // Every replica has started (a start has its own test, the nemesis's restarted replicas)
+        // and appends, one of them well into its input.
+        #expect(try await waitForOutcome(replicas[0], of: "Line 30"))
+        for replica in replicas[1...] {
+            #expect(try await waitForOutcome(replica, of: "Line 5"))
+        }
+        let leader = try await cluster.leader(ofStream: "INVENTORY")
+        leader.kill()
+        // Appends resume after the election: every replica applies its last event.
+        for replica in replicas {
+            #expect(try await waitForOutcome(replica, of: "Line 150"))
+        }
+        for replica in replicas {
+            replica.closeInput()
+        }
+        var summaries: [Summary] = []
+        for replica in replicas {
+            let output = await offThePool { replica.wait() }
+            #expect(output.status == 0, "\(output.standardError)")
+            #expect(!output.standardError.contains("inventory: error:"), "\(output.standardError)")
+            summaries.append(try Summary.decode(output.standardOutput))
+        }
+        for summary in summaries {
+            #expect(summary.lines == Summary.Lines(read: 150, accepted: 150, bad: 0))
+            #expect(summary.stream?.replicas == 3 && summary.stream?.failed == 0 && summary.stream?.last == 450)
+            #expect(summary.stream?.behind == 0)
+            #expect(sameStores(summary, summaries[0]))
+        }
+    }
+
+    @Test("--report writes the inspector's page of the stream as this replica applied it, others' events included")
+    func report() async throws {
+        let cluster = try await NATSTestCluster.start()
+        defer { cluster.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let page = directory.file("replica.html").path
+        let mine = #"{"event": "restock", "item": "mine-widget", "quantity": 5}"#
+        let theirs = #"{"event": "restock", "item": "their-gadget", "quantity": 7}"#
+        let other = try await runInventory(["--nats", cluster.urls[0]], input: Data((theirs + "\n").utf8))
+        #expect(other.status == 0, "\(other.standardError)")
+        let output = try await runInventory(
+            ["--nats", cluster.urls[0], "--report", page],
+            input: Data((mine + "\n").utf8)
+        )
+        #expect(output.status == 0, "\(output.standardError)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        // The other replica's event, caught up, and this one's, each a transaction of the page.
+        #expect(html.hasPrefix("<!DOCTYPE html>") && html.contains("their-gadget") && html.contains("mine-widget"))
+        #expect(try Summary.decode(output.standardOutput).stream?.last == 2)
+    }
+
     @Test("kill -9 of a replica mid-stream: restarted, it catches up from a snapshot and the stream, and converges")
     func killedReplica() async throws {
         let cluster = try await NATSTestCluster.start()
@@ -104,6 +167,9 @@ struct ReplicatedInventoryTests {
         #expect((summary.stream?.caughtUp ?? 99) < 20, "\(restarted.standardError)\n\(survivor.standardError)")
         // The stream object's keys are spelled as documented: name, last, caughtUp, failed.
         #expect(restarted.standardOutput.contains("\"caughtUp\" : \(summary.stream?.caughtUp ?? -1)"))
+        #expect(
+            restarted.standardOutput.contains("\"behind\" : 0") && restarted.standardOutput.contains("\"replicas\" : 1")
+        )
 
         let export = directory.file("export.jsonl").path
         let exported = try await runInventory(["--nats", cluster.urls[0], "--export", export])

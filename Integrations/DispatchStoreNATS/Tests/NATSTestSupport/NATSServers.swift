@@ -30,7 +30,11 @@ public final class NATSServer: @unchecked Sendable {
     /// on a pipe whose writing end only this process holds.
     private var watcher: (process: Process, pipe: Pipe)?
 
-    init(name: String, port: Int, configuration: URL, logDirectory: URL) {
+    /// The `nats-server` program this server runs.
+    let program: String
+
+    init(name: String, port: Int, configuration: URL, logDirectory: URL, program: String = NATSServer.executable) {
+        self.program = program
         self.name = name
         self.port = port
         self.configuration = configuration
@@ -57,22 +61,15 @@ public final class NATSServer: @unchecked Sendable {
         starts += 1
         lock.unlock()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: NATSServer.executable)
+        process.executableURL = URL(fileURLWithPath: program)
         process.arguments = ["-c", configuration.path, "-l", logFile.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let pipe = Pipe()
-        let watcher = Process()
-        watcher.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watcher.arguments = ["-c", "read _; kill -9 \(process.processIdentifier) 2>/dev/null"]
-        watcher.standardInput = pipe
-        watcher.standardOutput = FileHandle.nullDevice
-        watcher.standardError = FileHandle.nullDevice
-        try? watcher.run()
+        let watcher = watchdog(killing: process.processIdentifier)
         lock.lock()
         self.process = process
-        self.watcher = watcher.isRunning ? (watcher, pipe) : nil
+        self.watcher = watcher
         lock.unlock()
         NATSServer.running.withLock { _ = $0.insert(process.processIdentifier) }
         NATSServer.stopsAtExit
@@ -126,7 +123,7 @@ public final class NATSServer: @unchecked Sendable {
 
     #if os(Linux)
     /// Whether every thread of the process `pid` is stopped, as `/proc` says.
-    private static func isStopped(_ pid: Int32) -> Bool {
+    static func isStopped(_ pid: Int32) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return !tasks.isEmpty
             && tasks.allSatisfy { task in
@@ -198,6 +195,39 @@ public final class NATSServer: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nats-server"
     }
 
+    /// A `nats-server` 2.10 or newer: `DISPATCHSTORE_NEMESIS_SERVER`, or ``executable`` when it is one;
+    /// `nil` when there is none.
+    ///
+    /// nats-server 2.9 (Debian 12's) can deliver a message to a reader before its stream commits it,
+    /// and then lose it: when a leader is killed, or paused with a publish on its way and resumed
+    /// (Docs/Replication.md). The nemesis and the tests that pause a leader run on a current server.
+    public static let current: String? = {
+        if let path = ProcessInfo.processInfo.environment["DISPATCHSTORE_NEMESIS_SERVER"] { return path }
+        guard let (major, minor, _) = version(of: executable) else { return nil }
+        return (major, minor) >= (2, 10) ? executable : nil
+    }()
+
+    /// Whether the tests that need ``current`` must run (`DISPATCHSTORE_REQUIRE_NEMESIS`, as CI sets
+    /// it) rather than be skipped.
+    public static let currentRequired = ProcessInfo.processInfo.environment["DISPATCHSTORE_REQUIRE_NEMESIS"] != nil
+
+    /// The version a `nats-server` program says it is: `(2, 9, 10)` for `nats-server: v2.9.10`.
+    public static func version(of program: String) -> (Int, Int, Int)? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard let start = text.range(of: "v")?.upperBound else { return nil }
+        let numbers = text[start...].prefix { $0.isNumber || $0 == "." }.split(separator: ".").compactMap { Int($0) }
+        guard numbers.count >= 3 else { return nil }
+        return (numbers[0], numbers[1], numbers[2])
+    }
+
     /// A port nothing listens on now, on 127.0.0.1.
     public static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -235,122 +265,24 @@ public final class NATSServer: @unchecked Sendable {
 }
 
 /// Sends signal `number` to the process `pid` (`kill(2)`, which `NATSServer.kill()` hides).
-private func send(_ number: Int32, to pid: Int32) {
+func send(_ number: Int32, to pid: Int32) {
     _ = kill(pid, number)
 }
 
-/// One server, or a cluster of three with JetStream replicated (R3 streams), started for a test and
-/// stopped (each by its process id) by ``stop()``.
+/// A process that kills the process `pid` (`kill -9`) when this one dies without stopping it (a
+/// crash, a signal): it waits on a pipe whose writing end only this process holds.
 ///
-/// ```swift
-/// let cluster = try await NATSTestCluster.start(nodes: 3)
-/// defer { cluster.stop() }
-/// ```
-public final class NATSTestCluster: Sendable {
-    /// The servers.
-    public let servers: [NATSServer]
-    /// The directory of their configurations, logs and JetStream stores.
-    public let directory: URL
-
-    /// Every server's URL.
-    public var urls: [String] { servers.map(\.url) }
-
-    private init(servers: [NATSServer], directory: URL) {
-        self.servers = servers
-        self.directory = directory
-    }
-
-    /// Starts `nodes` servers (1, or 3 in a cluster) and waits until JetStream answers on each.
-    ///
-    /// - Parameters:
-    ///   - nodes: 1 or 3.
-    ///   - maximumPayload: The servers' `max_payload` in bytes, when not the default 1 MiB.
-    /// - Returns: The running servers.
-    /// - Throws: ``TestServerError`` when a server does not start or JetStream does not answer.
-    public static func start(nodes: Int = 1, maximumPayload: Int? = nil) async throws -> NATSTestCluster {
-        precondition(nodes == 1 || nodes == 3, "a test cluster has 1 or 3 nodes")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nats-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var ports = Set<Int>()
-        while ports.count < nodes * 2 {
-            ports.insert(try NATSServer.freePort())
-        }
-        let list = Array(ports)
-        let clientPorts = Array(list[0..<nodes])
-        let routePorts = Array(list[nodes...])
-        var servers: [NATSServer] = []
-        // A cluster name of its own: a route that reaches another test's cluster is refused.
-        let clusterName = "C" + UUID().uuidString.prefix(8)
-        for index in 0..<nodes {
-            let name = "n\(index + 1)"
-            var text = "server_name: \(name)\nlisten: 127.0.0.1:\(clientPorts[index])\n"
-            text += "jetstream { store_dir: \"\(directory.path)/\(name)\" }\n"
-            if let maximumPayload { text += "max_payload: \(maximumPayload)\n" }
-            if nodes > 1 {
-                let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
-                text +=
-                    "cluster { name: \(clusterName), listen: 127.0.0.1:\(routePorts[index]), routes: [\(routes)] }\n"
-            }
-            let configuration = directory.appendingPathComponent("\(name).conf")
-            try text.write(to: configuration, atomically: true, encoding: .utf8)
-            servers.append(
-                NATSServer(
-                    name: name,
-                    port: clientPorts[index],
-                    configuration: configuration,
-                    logDirectory: directory
-                )
-            )
-        }
-        let cluster = NATSTestCluster(servers: servers, directory: directory)
-        do {
-            for server in servers {
-                try server.start()
-            }
-            for server in servers {
-                try server.waitUntilListening()
-                try await cluster.waitForJetStream(at: server.url)
-            }
-        } catch {
-            cluster.stop()
-            throw error
-        }
-        return cluster
-    }
-
-    /// Waits until JetStream answers API calls through the server at `url`: on a cluster, once its
-    /// servers elected a meta leader.
-    public func waitForJetStream(at url: String, seconds: Double = 120) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        var last = ""
-        while Date() < deadline {
-            do {
-                let connection = try await NATSConnection.connect(to: [url])
-                let answered: Bool
-                do {
-                    _ = try await connection.streamInfo("READINESS")
-                    answered = true
-                } catch {
-                    answered = error.code == .streamNotFound
-                    last = "\(error)"
-                }
-                await connection.close()
-                if answered { return }
-            } catch {
-                last = "\(error)"
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw TestServerError("JetStream did not answer at \(url) within \(seconds) s: \(last)")
-    }
-
-    /// Stops every server by its process id and removes the directory.
-    public func stop() {
-        for server in servers {
-            server.stop()
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
+/// - Returns: The watchdog and its pipe, to be kept while `pid` runs; `nil` when it did not start.
+func watchdog(killing pid: Int32) -> (process: Process, pipe: Pipe)? {
+    let pipe = Pipe()
+    let watcher = Process()
+    watcher.executableURL = URL(fileURLWithPath: "/bin/sh")
+    watcher.arguments = ["-c", "read _; kill -9 \(pid) 2>/dev/null"]
+    watcher.standardInput = pipe
+    watcher.standardOutput = FileHandle.nullDevice
+    watcher.standardError = FileHandle.nullDevice
+    try? watcher.run()
+    return watcher.isRunning ? (watcher, pipe) : nil
 }
 
 /// A test server that would not start.

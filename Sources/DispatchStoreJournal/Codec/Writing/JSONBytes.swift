@@ -1,9 +1,9 @@
 /// The byte-level pieces of JSON that the record line (``ActionRecord``) and the payload encoder
-/// both write.
-enum JSONBytes {
+/// both write (and the inspector's page, in `DispatchStoreInspector`).
+package enum JSONBytes {
     /// Appends `value` in decimal digits.
     @inline(__always)
-    static func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
+    package static func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
         guard value >= 10 else {
             bytes.append(UInt8(ascii: "0") + UInt8(value))
             return

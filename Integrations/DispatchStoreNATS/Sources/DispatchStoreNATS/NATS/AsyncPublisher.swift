@@ -45,7 +45,7 @@ final class AsyncPublisher: @unchecked Sendable {
     }
 
     private let queue = DispatchQueue(label: "DispatchStoreNATS.publisher")
-    private let outboxLock = SpinningLock()
+    private let outboxLock = ConditionLock()
     private var outbox = Outbox()
     /// nats.c's limit of messages awaiting their acknowledgement, beyond which a send waits.
     private let maximumPending: Int
@@ -54,7 +54,7 @@ final class AsyncPublisher: @unchecked Sendable {
 
     /// Publishers by key, for the C callback (which gets the key, never a pointer to an object that
     /// may be gone).
-    private static let registry = Registry()
+    private static let registry = Registry<AsyncPublisher>()
 
     /// Creates a publisher on the connection of `handle`.
     ///
@@ -139,37 +139,6 @@ final class AsyncPublisher: @unchecked Sendable {
     @inline(__always)
     private func withOutbox<Result>(_ body: (inout Outbox) -> Result) -> Result {
         outboxLock.withLock { body(&outbox) }
-    }
-
-    /// The publishers by key, held weakly.
-    private final class Registry: @unchecked Sendable {
-        // @unchecked: `publishers` and `nextKey` are only reached holding `lock`.
-        private let lock = SpinningLock()
-        private var publishers: [UInt: WeakPublisher] = [:]
-        private var nextKey: UInt = 1
-
-        private struct WeakPublisher {
-            weak var publisher: AsyncPublisher?
-        }
-
-        func newKey() -> UInt {
-            lock.withLock {
-                defer { nextKey += 1 }
-                return nextKey
-            }
-        }
-
-        func add(_ publisher: AsyncPublisher, for key: UInt) {
-            lock.withLock { publishers[key] = WeakPublisher(publisher: publisher) }
-        }
-
-        func remove(_ key: UInt) {
-            lock.withLock { _ = publishers.removeValue(forKey: key) }
-        }
-
-        func publisher(for key: UInt) -> AsyncPublisher? {
-            lock.withLock { publishers[key]?.publisher }
-        }
     }
 
     /// Who sends what waits in the outbox.
@@ -263,9 +232,10 @@ final class AsyncPublisher: @unchecked Sendable {
         }
         let status = failure?.pointee.Err ?? NATS_ERR
         let code = failure?.pointee.ErrCode ?? jsErrCode(0)
-        var error = handle.error(status, jetStreamCode: code, "publishing message \(id)")
-        if let text = failure?.pointee.ErrText.map({ String(cString: $0) }), !text.isEmpty {
-            let subject = String(cString: natsMsg_GetSubject(message))
+        let subject = String(cString: natsMsg_GetSubject(message))
+        var error = handle.error(status, jetStreamCode: code, "publishing message \(id)", subject: subject)
+        if error.code != .notPermitted, let text = failure?.pointee.ErrText.map({ String(cString: $0) }), !text.isEmpty
+        {
             error = NATSError(
                 error.code,
                 servers: error.servers,
@@ -279,7 +249,7 @@ final class AsyncPublisher: @unchecked Sendable {
 
     /// The publisher registered under `key`, if it still exists.
     fileprivate static func publisher(for key: UInt) -> AsyncPublisher? {
-        registry.publisher(for: key)
+        registry.object(for: key)
     }
 }
 

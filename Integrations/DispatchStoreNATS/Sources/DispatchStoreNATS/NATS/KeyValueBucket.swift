@@ -1,5 +1,5 @@
 import CNATS
-public import Foundation
+package import Foundation
 
 /// A JetStream key-value bucket: the latest value of each key, with a revision that makes
 /// compare-and-set updates possible.
@@ -11,19 +11,19 @@ public import Foundation
 /// ```
 ///
 /// - Note: Thread-safe; every call is `async` and runs its nats.c call on a thread of its own.
-public final class KeyValueBucket: Sendable {
+package final class KeyValueBucket: Sendable {
     /// One key's latest value.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The key.
-        public let key: String
+        package let key: String
         /// The value.
-        public let value: Data
+        package let value: Data
         /// The revision: the sequence number of the value in the bucket's stream, for ``update(_:for:revision:)``.
-        public let revision: UInt64
+        package let revision: UInt64
     }
 
     /// The bucket's name.
-    public let name: String
+    package let name: String
     private let connection: NATSConnection
     private let store: CPointer
 
@@ -38,7 +38,7 @@ public final class KeyValueBucket: Sendable {
     /// - Parameter key: The key (letters, digits, `-`, `_`, `=`, `.` and `/`).
     /// - Returns: The entry, or `nil` when the key has no value (never put, deleted or purged).
     /// - Throws: ``NATSError`` naming the bucket.
-    public func entry(for key: String) async throws(NATSError) -> Entry? {
+    package func entry(for key: String) async throws(NATSError) -> Entry? {
         try await call("reading key \(key)") { store, failure throws(NATSError) -> Entry? in
             var entry: OpaquePointer?
             let status = kvStore_Get(&entry, store, key)
@@ -59,7 +59,7 @@ public final class KeyValueBucket: Sendable {
     /// - Returns: The new revision.
     /// - Throws: ``NATSError`` naming the bucket.
     @discardableResult
-    public func put(_ value: Data, for key: String) async throws(NATSError) -> UInt64 {
+    package func put(_ value: Data, for key: String) async throws(NATSError) -> UInt64 {
         try await call("writing key \(key)") { store, failure throws(NATSError) in
             var revision: UInt64 = 0
             let status = value.withUnsafeBytes { bytes in
@@ -81,7 +81,7 @@ public final class KeyValueBucket: Sendable {
     /// - Throws: ``NATSError`` with ``NATSError/Code/wrongLastSequence`` when another value came
     ///   first, naming the bucket.
     @discardableResult
-    public func update(_ value: Data, for key: String, revision: UInt64) async throws(NATSError) -> UInt64 {
+    package func update(_ value: Data, for key: String, revision: UInt64) async throws(NATSError) -> UInt64 {
         try await call("updating key \(key)") { store, failure throws(NATSError) in
             var newRevision: UInt64 = 0
             let status = value.withUnsafeBytes { bytes in
@@ -98,7 +98,7 @@ public final class KeyValueBucket: Sendable {
     ///
     /// - Parameter key: The key.
     /// - Throws: ``NATSError`` naming the bucket.
-    public func purge(_ key: String) async throws(NATSError) {
+    package func purge(_ key: String) async throws(NATSError) {
         try await call("purging key \(key)") { store, failure throws(NATSError) in
             let status = kvStore_Purge(store, key, nil)
             guard status == NATS_OK else { throw failure(status) }
@@ -109,7 +109,7 @@ public final class KeyValueBucket: Sendable {
     ///
     /// - Returns: The keys, in no particular order.
     /// - Throws: ``NATSError`` naming the bucket.
-    public func keys() async throws(NATSError) -> [String] {
+    package func keys() async throws(NATSError) -> [String] {
         try await call("listing the keys") { store, failure throws(NATSError) -> [String] in
             var list = kvKeysList()
             let status = kvStore_Keys(&list, store, nil)
@@ -141,7 +141,7 @@ extension NATSConnection {
     ///   - replicas: How many servers keep a copy, when the bucket is created.
     /// - Returns: The bucket.
     /// - Throws: ``NATSError`` naming the bucket.
-    public func keyValueBucket(_ name: String, replicas: Int = 1) async throws(NATSError) -> KeyValueBucket {
+    package func keyValueBucket(_ name: String, replicas: Int = 1) async throws(NATSError) -> KeyValueBucket {
         let store = try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
             var store: OpaquePointer?
             var status = js_KeyValue(&store, jetStream, name)

@@ -1,10 +1,10 @@
 import CNATS
-public import Foundation
+package import Foundation
 
 /// How a JetStream stream is made: its name, subjects, replicas and limits.
-public struct StreamConfiguration: Sendable, Hashable {
+package struct StreamConfiguration: Sendable, Hashable {
     /// Where a stream keeps its messages.
-    public enum Storage: Sendable, Hashable {
+    package enum Storage: Sendable, Hashable {
         /// In files, on each server's disk.
         case file
         /// In memory: lost when the servers stop.
@@ -12,19 +12,19 @@ public struct StreamConfiguration: Sendable, Hashable {
     }
 
     /// The stream's name (letters, digits, `-` and `_`).
-    public var name: String
+    package var name: String
     /// The subjects whose messages it stores.
-    public var subjects: [String]
+    package var subjects: [String]
     /// How many servers keep a copy: 1, or 3 on a cluster (R3) to survive the loss of one.
-    public var replicas: Int
+    package var replicas: Int
     /// Where the messages are kept.
-    public var storage: Storage
+    package var storage: Storage
     /// The most messages it keeps (older ones are discarded), or `nil` for no limit.
-    public var maximumMessages: Int64?
+    package var maximumMessages: Int64?
     /// The most bytes it keeps (older messages are discarded), or `nil` for no limit.
-    public var maximumBytes: Int64?
+    package var maximumBytes: Int64?
     /// How long a message id is remembered to discard a repeat of it (2 minutes by default).
-    public var duplicateWindow: Duration
+    package var duplicateWindow: Duration
 
     /// A configuration with file storage, one replica, no limits and a 2-minute duplicate window.
     ///
@@ -32,7 +32,7 @@ public struct StreamConfiguration: Sendable, Hashable {
     ///   - name: The stream's name.
     ///   - subjects: The subjects whose messages it stores.
     ///   - replicas: How many servers keep a copy.
-    public init(name: String, subjects: [String], replicas: Int = 1) {
+    package init(name: String, subjects: [String], replicas: Int = 1) {
         self.name = name
         self.subjects = subjects
         self.replicas = replicas
@@ -44,45 +44,45 @@ public struct StreamConfiguration: Sendable, Hashable {
 }
 
 /// A stream's configuration and the range of messages it holds.
-public struct StreamInfo: Sendable, Hashable {
+package struct StreamInfo: Sendable, Hashable {
     /// The stream's name.
-    public let name: String
+    package let name: String
     /// The subjects whose messages it stores.
-    public let subjects: [String]
+    package let subjects: [String]
     /// How many servers keep a copy.
-    public let replicas: Int
+    package let replicas: Int
     /// How many messages it holds.
-    public let messages: UInt64
+    package let messages: UInt64
     /// The sequence number of the first message it holds; after the last one when it holds none.
-    public let firstSequence: UInt64
+    package let firstSequence: UInt64
     /// The sequence number of the last message appended (also after it was discarded), 0 before
     /// the first.
-    public let lastSequence: UInt64
+    package let lastSequence: UInt64
     /// The name of the server that leads the stream on a cluster (its `server_name`), if known.
-    public let leader: String?
+    package let leader: String?
 }
 
 /// The server's acknowledgement of a message stored in a stream.
-public struct PublishAck: Sendable, Hashable {
+package struct PublishAck: Sendable, Hashable {
     /// The stream that stored it.
-    public let stream: String
+    package let stream: String
     /// Its sequence number in the stream.
-    public let sequence: UInt64
+    package let sequence: UInt64
     /// Whether the stream had stored a message with the same id within its duplicate window, and
     /// kept that one: ``sequence`` is then the first one's.
-    public let duplicate: Bool
+    package let duplicate: Bool
 }
 
 /// A message read back from a stream.
-public struct StreamMessage: Sendable, Hashable {
+package struct StreamMessage: Sendable, Hashable {
     /// Its subject.
-    public let subject: String
+    package let subject: String
     /// Its sequence number in the stream.
-    public let sequence: UInt64
+    package let sequence: UInt64
     /// Its id (`Nats-Msg-Id`), if it was published with one.
-    public let messageID: String?
+    package let messageID: String?
     /// Its payload.
-    public let data: Data
+    package let data: Data
 }
 
 extension NATSConnection {
@@ -92,7 +92,7 @@ extension NATSConnection {
     /// - Returns: Its configuration and the range of messages it holds.
     /// - Throws: ``NATSError`` naming the stream: ``NATSError/Code/streamNotFound``,
     ///   ``NATSError/Code/timeout``, ...
-    public func streamInfo(_ name: String) async throws(NATSError) -> StreamInfo {
+    package func streamInfo(_ name: String) async throws(NATSError) -> StreamInfo {
         try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
             var info: UnsafeMutablePointer<jsStreamInfo>?
             var code = jsErrCode(0)
@@ -113,7 +113,7 @@ extension NATSConnection {
     /// - Throws: ``NATSError`` naming the stream, with the JetStream error code when the server
     ///   refused it (for example 10065 when its subjects overlap another stream's).
     @discardableResult
-    public func createStream(_ configuration: StreamConfiguration) async throws(NATSError) -> StreamInfo {
+    package func createStream(_ configuration: StreamConfiguration) async throws(NATSError) -> StreamInfo {
         let name = configuration.name
         return try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
             var info: UnsafeMutablePointer<jsStreamInfo>?
@@ -158,11 +158,51 @@ extension NATSConnection {
         }
     }
 
+    /// Raises the number of servers that keep a copy of the stream named `name` to `replicas`, when
+    /// it has fewer; never lowers it.
+    ///
+    /// The servers copy the stream's messages to the new replicas themselves, while it stays in use.
+    ///
+    /// - Parameters:
+    ///   - name: The stream's name (a key-value bucket's stream is `KV_<bucket>`).
+    ///   - replicas: How many servers should keep a copy at least.
+    /// - Returns: The stream's state, after the change when there was one.
+    /// - Throws: ``NATSError`` naming the stream when it cannot be read, or the servers refused the
+    ///   change (for example JetStream error 10074 on a server that is not in a cluster, or
+    ///   "insufficient resources" when the cluster has fewer servers).
+    @discardableResult
+    func raiseReplicas(ofStream name: String, to replicas: Int) async throws(NATSError) -> StreamInfo {
+        try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            var status = js_GetStreamInfo(&info, jetStream, name, nil, &code)
+            guard status == NATS_OK, let info else {
+                throw handle.error(status, jetStreamCode: code, "reading the state of stream \(name)", stream: name)
+            }
+            defer { jsStreamInfo_Destroy(info) }
+            let current = info.pointee.Config.pointee.Replicas
+            guard current < Int64(replicas) else { return StreamInfo(info.pointee) }
+            info.pointee.Config.pointee.Replicas = Int64(replicas)
+            var updated: UnsafeMutablePointer<jsStreamInfo>?
+            status = js_UpdateStream(&updated, jetStream, info.pointee.Config, nil, &code)
+            guard status == NATS_OK, let updated else {
+                throw handle.error(
+                    status,
+                    jetStreamCode: code,
+                    "raising stream \(name) from \(current) to \(replicas) replicas",
+                    stream: name
+                )
+            }
+            defer { jsStreamInfo_Destroy(updated) }
+            return StreamInfo(updated.pointee)
+        }
+    }
+
     /// Deletes the stream named `name` and every message in it.
     ///
     /// - Parameter name: The stream's name.
     /// - Throws: ``NATSError`` naming the stream.
-    public func deleteStream(_ name: String) async throws(NATSError) {
+    package func deleteStream(_ name: String) async throws(NATSError) {
         try await call(stream: name) { [handle] _, jetStream throws(NATSError) in
             var code = jsErrCode(0)
             let status = js_DeleteStream(jetStream, name, nil, &code)
@@ -192,7 +232,7 @@ extension NATSConnection {
     ///   ``NATSError/Code/noResponders`` when no stream stores the subject or its leader is being
     ///   elected, ``NATSError/Code/payloadTooLarge``.
     @discardableResult
-    public func publish(
+    package func publish(
         _ payload: Data,
         to subject: String,
         messageID: String? = nil,
@@ -228,7 +268,7 @@ extension NATSConnection {
     /// - Returns: The message, or `nil` when the stream does not hold it (never stored, deleted or
     ///   discarded by the stream's limits).
     /// - Throws: ``NATSError`` naming the stream.
-    public func message(in stream: String, sequence: UInt64) async throws(NATSError) -> StreamMessage? {
+    package func message(in stream: String, sequence: UInt64) async throws(NATSError) -> StreamMessage? {
         try await call(stream: stream) { [handle] _, jetStream throws(NATSError) in
             var message: OpaquePointer?
             var code = jsErrCode(0)

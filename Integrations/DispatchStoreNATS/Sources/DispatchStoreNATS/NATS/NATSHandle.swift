@@ -5,7 +5,7 @@ import Foundation
 /// A nats.c connection and the JetStream context for its API calls, with their lifetime guarded:
 /// a call holds a use of the handle while it runs, and ``close()`` destroys the C objects only once
 /// no call holds one, so that no call ever reaches freed memory.
-final class NATSHandle: @unchecked Sendable {
+package final class NATSHandle: @unchecked Sendable {
     // @unchecked: `connection`, `jetStream` and the objects in `owned` are nats.c objects, which are
     // thread-safe; `uses`, `closed` and `owned` are only touched while holding `condition`, and the C
     // objects are destroyed only once `uses` is 0 and `closed` is set.
@@ -21,10 +21,43 @@ final class NATSHandle: @unchecked Sendable {
     /// Other nats.c objects made from this connection, destroyed with it (before it).
     private var owned: [(OpaquePointer, @Sendable (OpaquePointer) -> Void)] = []
 
-    init(servers: [String], connection: OpaquePointer, jetStream: OpaquePointer) {
+    /// The key under which the connection's error handler finds this handle.
+    private let key: UInt
+    /// What the servers refused lately: the subject and the server's words, when.
+    private var refusals: [(subject: String, text: String, time: ContinuousClock.Instant)] = []
+
+    /// Handles by key, for the connection's error handler.
+    static let registry = Registry<NATSHandle>()
+
+    init(servers: [String], connection: OpaquePointer, jetStream: OpaquePointer, key: UInt) {
         self.servers = servers
         self.connection = connection
         self.jetStream = jetStream
+        self.key = key
+        Self.registry.add(self, for: key)
+    }
+
+    /// Remembers a refusal the server reported on its own (a permissions violation), so that the
+    /// call it made fail reports it rather than a timeout.
+    func recordRefusal(_ text: String) {
+        // `Permissions Violation for Publish to "dispatchstore.ORDERS"`: the subject is quoted.
+        let parts = text.split(separator: "\"", omittingEmptySubsequences: false)
+        let subject = parts.count >= 2 ? String(parts[1]) : ""
+        condition.lock()
+        refusals.append((subject, text, .now))
+        if refusals.count > 16 { refusals.removeFirst(refusals.count - 16) }
+        condition.unlock()
+    }
+
+    /// The server's words for a refusal of a publish to `subject` (any JetStream API subject when
+    /// `subject` is `nil`) within the last `seconds`, if there was one.
+    func refusal(of subject: String?, within seconds: Duration = .seconds(10)) -> String? {
+        condition.lock()
+        defer { condition.unlock() }
+        let since = ContinuousClock.now - seconds
+        return refusals.last { refusal in
+            refusal.time >= since && (subject.map { refusal.subject == $0 } ?? refusal.subject.hasPrefix("$JS."))
+        }?.text
     }
 
     /// The servers, as messages name them: `nats://a:4222, nats://b:4222`.
@@ -130,6 +163,7 @@ final class NATSHandle: @unchecked Sendable {
         }
         jsCtx_Destroy(jetStream)
         natsConnection_Destroy(connection)
+        Self.registry.remove(key)
     }
 
     /// The error for a nats.c call that returned `status`, naming the servers and the stream, with the
@@ -140,16 +174,30 @@ final class NATSHandle: @unchecked Sendable {
     ///   - jetStreamCode: The JetStream error code it set, or 0.
     ///   - what: What was being done, as a phrase: `publishing to stream ORDERS`.
     ///   - stream: The stream or bucket involved.
+    ///   - subject: The subject of a publish, whose refusal by the server (a permissions violation)
+    ///     makes the error ``NATSError/Code/notPermitted``; `nil` for a JetStream API call.
     /// - Returns: The error.
     func error(
         _ status: natsStatus,
         jetStreamCode: jsErrCode = jsErrCode(0),
         _ what: String,
-        stream: String? = nil
+        stream: String? = nil,
+        subject: String? = nil
     )
         -> NATSError
     {
-        NATSHandle.error(status, jetStreamCode: jetStreamCode, what, servers: servers, stream: stream)
+        let error = NATSHandle.error(status, jetStreamCode: jetStreamCode, what, servers: servers, stream: stream)
+        // The server reports a refusal on its own; the call itself only saw no answer.
+        guard [.timeout, .noResponders, .other].contains(error.code), let refusal = refusal(of: subject) else {
+            return error
+        }
+        return NATSError(
+            .notPermitted,
+            servers: servers,
+            stream: stream,
+            message: "\(what) on \(serverList) was refused by the server: \(refusal) (the user's permissions do not "
+                + "allow it)"
+        )
     }
 
     /// The error for a nats.c call that returned `status`; see the instance method.
@@ -168,6 +216,8 @@ final class NATSHandle: @unchecked Sendable {
         case (_, 10071): code = .wrongLastSequence
         case (_, 10059): code = .streamNotFound
         case (_, 10037), (NATS_NOT_FOUND, _): code = .notFound
+        case (NATS_CONNECTION_AUTH_FAILED, _), (NATS_NOT_PERMITTED, _): code = .notPermitted
+        case (NATS_SSL_ERROR, _), (NATS_SECURE_CONNECTION_WANTED, _), (NATS_SECURE_CONNECTION_REQUIRED, _): code = .tls
         case (NATS_NO_SERVER, _): code = .noServer
         case (NATS_TIMEOUT, _): code = .timeout
         case (NATS_CONNECTION_CLOSED, _): code = .connectionClosed
@@ -261,4 +311,14 @@ extension Duration {
         let value = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
         return value == 0 && (seconds > 0 || attoseconds > 0) ? 1 : value
     }
+}
+
+/// The error handler nats.c calls for what a server reports on its own (a permissions violation, a
+/// slow consumer) and for asynchronous errors.
+let connectionReportedError: natsErrHandler = { connection, _, status, closure in
+    guard status == NATS_NOT_PERMITTED, let connection else { return }
+    var text: UnsafePointer<CChar>?
+    _ = natsConnection_GetLastError(connection, &text)
+    guard let text, let handle = NATSHandle.registry.object(for: UInt(bitPattern: closure)) else { return }
+    handle.recordRefusal(String(cString: text))
 }

@@ -40,8 +40,10 @@ extension Replication {
             if let every = configuration.snapshotEvery, every < 1 {
                 throw invalid("snapshotEvery must be 1 or more (or nil for no snapshots), not \(every)")
             }
-            guard configuration.replicas >= 1 else {
-                throw invalid("replicas must be 1 or more, not \(configuration.replicas)")
+            if let replicas = configuration.replicas, replicas < 1 {
+                throw invalid(
+                    "replicas must be 1 or more (or nil for as many as the cluster has, up to 3), not \(replicas)"
+                )
             }
             guard !stores.isEmpty else { throw invalid("no store was given to replicate through stream \(stream)") }
             if let journal = dispatcher.middleware.first(where: { $0 is Journal }) as? Journal {

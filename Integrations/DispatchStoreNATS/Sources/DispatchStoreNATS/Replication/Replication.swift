@@ -1,6 +1,6 @@
 public import DispatchStore
-public import DispatchStoreJournal
-public import Foundation
+import DispatchStoreJournal
+import Foundation
 
 /// Replicates chosen stores of a dispatcher through a NATS JetStream stream: every replica appends
 /// actions to the stream, and applies the stream's messages, in stream order, to its stores.
@@ -53,119 +53,6 @@ public import Foundation
 ///   replica's own thread, where `onApply`, the stores' observers and the middleware's hooks for
 ///   them run: do not wait there for the replication (for ``perform(_:timeout:)``).
 public final class Replication: Sendable {
-    /// Where the stream is and how a replica uses it.
-    public struct Configuration: Sendable {
-        /// The NATS servers' URLs.
-        public var servers: [String]
-        /// The stream's name (letters, digits, `-` and `_`); created when it does not exist.
-        public var stream: String
-        /// The subject the stream stores and replicas append to: `dispatchstore.<stream>` by default.
-        public var subject: String
-        /// How many servers keep the stream and the snapshots, when they are created: 1, or 3 on a
-        /// cluster (R3), so that they survive the loss of one server.
-        public var replicas: Int = 1
-        /// How many messages between two snapshots, or `nil` for none.
-        public var snapshotEvery: Int? = 1_000
-        /// Whether a starting replica loads the latest snapshot (`true`), or applies the whole stream
-        /// from its first message (`false`: for a complete action log of it; it fails with
-        /// ``ReplicationError/Code/gap`` when the stream's limits discarded messages).
-        public var startsFromSnapshot = true
-        /// The key-value bucket of the snapshots: `<stream>-snapshots` by default.
-        public var snapshotBucket: String
-        /// How long ``Replication/perform(_:timeout:)`` waits, by default, for its action to be
-        /// stored and applied here.
-        public var timeout: Duration = .seconds(30)
-        /// The most messages the stream keeps when it is created, or `nil` for no limit.
-        ///
-        /// Older messages are discarded. With a limit, keep `snapshotEvery` well below it, so that
-        /// a replica that falls behind finds a snapshot covering what was discarded.
-        public var maximumMessages: Int64?
-        /// A name for this replica in message ids and in the servers' view of its connection.
-        ///
-        /// A random one by default; letters, digits, `-` and `_`, unique among the replicas running
-        /// at once.
-        public var replicaName: String
-        /// How to connect to the servers.
-        public var connection = NATSConnection.Options()
-        /// How to upgrade states in snapshots written with an older ``VersionedState/stateVersion``.
-        public var migrations: [StateMigration] = []
-
-        /// A configuration for `stream` on `servers`, with the defaults: one replica of the stream,
-        /// a snapshot every 1,000 messages, 30 seconds for a perform, no limit on the stream.
-        ///
-        /// - Parameters:
-        ///   - servers: The NATS servers' URLs.
-        ///   - stream: The stream's name.
-        public init(servers: [String], stream: String) {
-            self.servers = servers
-            self.stream = stream
-            subject = "dispatchstore.\(stream)"
-            snapshotBucket = "\(stream)-snapshots"
-            replicaName = "r-" + UUID().uuidString.prefix(8).lowercased()
-        }
-    }
-
-    /// What ``perform(_:timeout:)`` returns: the result of applying the action here, and its place in
-    /// the stream.
-    public struct Outcome: Sendable {
-        /// The result of the `.sync` dispatch that applied the action on this replica.
-        public let result: DispatchResult
-        /// The action's sequence number in the stream.
-        public let sequence: UInt64
-    }
-
-    /// One message a replica applied, as `onApply` hears of it.
-    public struct AppliedMessage: Sendable {
-        /// Its sequence number in the stream.
-        public let sequence: UInt64
-        /// The result of applying it here.
-        public let result: DispatchResult
-        /// Its message id.
-        public let messageID: String?
-        /// Whether this replica appended it.
-        public let isOwn: Bool
-        /// When the stream stored it.
-        public let storedAt: Date
-    }
-
-    /// What a replica did when it started: the snapshot it loaded and the messages it applied after
-    /// it, up to the stream's end.
-    public struct CatchUp: Sendable, CustomStringConvertible {
-        /// The sequence number the loaded snapshot covers, or `nil` when the replica started from
-        /// the stores' initial states.
-        public let snapshotSequence: UInt64?
-        /// How many messages it applied after the snapshot.
-        public let caughtUp: Int
-        /// The sequence number of the last message applied: the stream's end when it started.
-        public let lastSequence: UInt64
-        /// How long loading and catching up took.
-        public let duration: Duration
-        /// Snapshots passed over because they were damaged.
-        public let problems: [ReplicationError]
-
-        /// A line such as `caught up 200 messages after snapshot 2000 in 0.041 s (stream at 2200)`.
-        public var description: String {
-            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-            var text = "caught up \(caughtUp) message\(caughtUp == 1 ? "" : "s")"
-            text += snapshotSequence.map { " after snapshot \($0)" } ?? " from the start"
-            text += " in \(String(format: "%.3f", seconds)) s (stream at \(lastSequence))"
-            if !problems.isEmpty {
-                text += "; passed over: " + problems.map(\.message).joined(separator: "; ")
-            }
-            return text
-        }
-    }
-
-    /// The error of a start that `error` stopped.
-    private static func cannotStart(_ stream: String, _ error: NATSError) -> ReplicationError {
-        ReplicationError(
-            .unavailable,
-            stream: stream,
-            natsError: error,
-            message: "cannot start the replica of stream \(stream): \(clause(of: error))"
-        )
-    }
-
     /// How long one append waits for its acknowledgement before it is sent again (the perform's own
     /// deadline ends it earlier when it comes first).
     ///
@@ -179,16 +66,20 @@ public final class Replication: Sendable {
     /// What the replica did when it started.
     public let catchUp: CatchUp
     /// The dispatcher whose stores are replicated.
-    public let dispatcher: Dispatcher
+    let dispatcher: Dispatcher
     /// The replicated stores' identifiers.
-    public let storeIdentifiers: [String]
+    let storeIdentifiers: [String]
     let connection: NATSConnection
     let applier: Applier
-    private let publisher: AsyncPublisher
-    private let guardian: ReplicationGuard
-    private let storesByActionType: [ObjectIdentifier: [String]]
-    private let counter = Locked<UInt64>(0)
-    private let closed = Locked(false)
+    let publisher: AsyncPublisher
+    let guardian: ReplicationGuard
+    let storesByActionType: [ObjectIdentifier: [String]]
+    let counter = Locked<UInt64>(0)
+    /// The start of this replica's message ids: its name and a random part of its own, so that a
+    /// replica started again under the same name never repeats an id within the stream's duplicate
+    /// window (the stream would store the new action as a repeat of the old, that is not at all).
+    let messagePrefix: String
+    let closed = Locked(false)
 
     /// Connects to the stream (creating it and the snapshots' bucket when they do not exist),
     /// brings the stores to the stream's end and starts applying what other replicas append.
@@ -225,9 +116,13 @@ public final class Replication: Sendable {
         self.dispatcher = dispatcher
         storeIdentifiers = setup.identifiers
         storesByActionType = setup.storesByActionType
+        let messagePrefix = "\(configuration.replicaName).\(UUID().uuidString.prefix(8).lowercased())."
+        self.messagePrefix = messagePrefix
         let connection: NATSConnection
         var options = configuration.connection
         options.name = options.name ?? "DispatchStore replica \(configuration.replicaName) of \(stream)"
+        options.credentials = configuration.credentials
+        options.tls = configuration.tls
         do {
             connection = try await NATSConnection.connect(to: configuration.servers, options: options)
         } catch {
@@ -236,27 +131,10 @@ public final class Replication: Sendable {
         self.connection = connection
         let problems = Locked<[ReplicationError]>([])
         do throws(ReplicationError) {
-            var streamConfiguration = StreamConfiguration(
-                name: stream,
-                subjects: [configuration.subject],
-                replicas: configuration.replicas
-            )
-            streamConfiguration.maximumMessages = configuration.maximumMessages
-            let info: StreamInfo
-            let bucket: KeyValueBucket
             // A cluster that just started may not have placed every server yet: transient errors are
             // tried again until the configuration's timeout.
             let deadline = ContinuousClock.now + configuration.timeout
-            do {
-                info = try await retryingTransient(until: deadline) { () async throws(NATSError) in
-                    try await connection.createStream(streamConfiguration)
-                }
-                bucket = try await retryingTransient(until: deadline) { () async throws(NATSError) in
-                    try await connection.keyValueBucket(configuration.snapshotBucket, replicas: configuration.replicas)
-                }
-            } catch {
-                throw Self.cannotStart(stream, error)
-            }
+            let (info, bucket) = try await Self.openStream(configuration, on: connection, until: deadline)
             let snapshots = SnapshotStore(
                 bucket: bucket,
                 stream: stream,
@@ -312,7 +190,7 @@ public final class Replication: Sendable {
                 context: Applier.Context(
                     stream: stream,
                     subject: configuration.subject,
-                    ownPrefix: configuration.replicaName + ".",
+                    ownPrefix: messagePrefix,
                     dispatcher: dispatcher,
                     replicated: setup.identifiers,
                     guardian: guardian,
@@ -324,6 +202,7 @@ public final class Replication: Sendable {
                     onError: onError
                 ),
                 applied: base,
+                streamEnd: info.lastSequence,
                 decoder: setup.decoder
             )
             do throws(ReplicationError) {
@@ -355,245 +234,12 @@ public final class Replication: Sendable {
                 caughtUp: applier.counts.applied,
                 lastSequence: applier.applied,
                 duration: ContinuousClock.now - started,
-                problems: problems.withLock { $0 }
+                problems: problems.withLock { $0 },
+                streamReplicas: info.replicas
             )
         } catch {
             await connection.close()
             throw error
-        }
-    }
-
-    /// Appends `action` to the stream, waits until this replica has applied it, and returns the
-    /// result of applying it here with its sequence number (read-your-writes).
-    ///
-    /// The append is retried with the same message id when the stream does not acknowledge it
-    /// (a leader being elected, a server lost), until the timeout: the stream stores it once.
-    ///
-    /// - Parameters:
-    ///   - action: An action that a replicated store handles.
-    ///   - timeout: How long to wait for the append and the application here; the configuration's
-    ///     ``Configuration/timeout`` when `nil`.
-    /// - Returns: The result of the `.sync` dispatch that applied it here, and its sequence number.
-    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/notReplicated`` when no replicated store
-    ///   handles the action's type; ``ReplicationError/Code/timedOut`` when the stream did not
-    ///   acknowledge it in time (it may still be stored: then every replica applies it) or this
-    ///   replica did not apply it in time; ``ReplicationError/Code/unavailable`` for an append the
-    ///   servers refused; ``ReplicationError/Code/cancelled`` when the task was cancelled;
-    ///   ``ReplicationError/Code/stopped`` after ``close()`` or a failure.
-    /// - Note: Thread-safe; any number of performs may wait at once (their appends are pipelined).
-    ///   Never call it from the replica's thread (an observer, `onApply`): it would wait for itself.
-    @discardableResult
-    public func perform<Action: ActionType & Encodable>(
-        _ action: Action,
-        timeout: Duration? = nil
-    ) async throws(ReplicationError) -> Outcome {
-        let deadline = ContinuousClock.now + (timeout ?? configuration.timeout)
-        let stream = configuration.stream
-        guard let stores = storesByActionType[ObjectIdentifier(Action.self)] else {
-            throw ReplicationError(
-                .notReplicated,
-                stream: stream,
-                message: "no replicated store of stream \(stream) handles \(Action.self), so \(action) cannot be "
-                    + "performed through it; dispatch it to the dispatcher instead"
-            )
-        }
-        let number = counter.withLock { counter in
-            counter += 1
-            return counter
-        }
-        let messageID = "\(configuration.replicaName).\(number)"
-        let record: Data
-        do {
-            record = try ActionLog.record(
-                of: action,
-                id: number,
-                mode: .sync,
-                storeIdentifiers: stores,
-                destination: "stream \(stream)"
-            )
-        } catch {
-            throw ReplicationError(.invalidSetup, stream: stream, message: error.message)
-        }
-        var delay = Duration.milliseconds(50)
-        var first = true
-        while true {
-            let attempt = await applier.attempt(messageID, first: first, deadline: deadline) {
-                publisher.send(
-                    record,
-                    to: configuration.subject,
-                    messageID: messageID,
-                    timeout: Self.attemptTimeout,
-                    stream: stream
-                )
-            }
-            first = false
-            switch attempt {
-            case .applied(let outcome):
-                return outcome
-            case .failed(let error):
-                applier.forget(messageID)
-                throw error
-            case .appendFailed(let error):
-                switch error.code {
-                case .timeout, .noResponders, .jetStream, .other:
-                    // A leader being elected, a server lost, a connection moving: the same id again,
-                    // which the stream stores once.
-                    try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
-                    delay = min(delay * 2, .milliseconds(500))
-                default:
-                    applier.forget(messageID)
-                    throw ReplicationError(
-                        .unavailable,
-                        stream: stream,
-                        natsError: error,
-                        message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"
-                    )
-                }
-            }
-        }
-    }
-
-    /// Waits until this replica has applied every message the stream held when it was called.
-    ///
-    /// The stream's end is what the server answering says: a server back from a pause may, for a
-    /// moment, answer as the leader it was and report an older end (one before what this replica
-    /// applied is asked for again, for up to five seconds). To wait for what another replica
-    /// performed, pass its sequence number to ``waitUntilApplied(through:timeout:)``.
-    ///
-    /// - Parameter timeout: How long to wait, or `nil` for as long as it takes.
-    /// - Returns: The sequence number of the stream's last message when it was called.
-    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/timedOut``,
-    ///   ``ReplicationError/Code/unavailable`` when the stream's state cannot be read in time,
-    ///   ``ReplicationError/Code/cancelled``, or the failure that stopped the replica.
-    @discardableResult
-    public func waitUntilCaughtUp(timeout: Duration? = nil) async throws(ReplicationError) -> UInt64 {
-        let deadline = timeout.map { ContinuousClock.now + $0 }
-        let stream = configuration.stream
-        // An end before what this replica applied is an answer from a server that does not know it
-        // is no longer the stream's leader: asked again for a while, then not believed.
-        let staleUntil = ContinuousClock.now + .seconds(5)
-        var last: NATSError?
-        while true {
-            do {
-                let end = try await connection.streamInfo(stream).lastSequence
-                let applied = applier.applied
-                if end >= applied || ContinuousClock.now >= staleUntil {
-                    let target = max(end, applied)
-                    try await applier.waitUntilApplied(through: target, deadline: deadline)
-                    return target
-                }
-            } catch let error as NATSError {
-                last = error
-            } catch let error as ReplicationError {
-                throw error
-            } catch {
-                preconditionFailure("DispatchStoreNATS: unexpected error \(error)")
-            }
-            if let failure = applier.failure { throw failure }
-            if let deadline, ContinuousClock.now >= deadline {
-                throw ReplicationError(
-                    .unavailable,
-                    stream: stream,
-                    natsError: last,
-                    message: "cannot learn where stream \(stream) ends: \(last.map { clause(of: $0) } ?? "no answer")"
-                )
-            }
-            try? await Task.sleep(for: .milliseconds(100))
-            if Task.isCancelled {
-                throw ReplicationError(.cancelled, stream: stream, message: "waiting to catch up was cancelled")
-            }
-        }
-    }
-
-    /// Waits until this replica has applied the message `sequence` and every one before it: for
-    /// reading here what another replica performed (its ``Outcome/sequence``).
-    ///
-    /// - Parameters:
-    ///   - sequence: A sequence number of the stream.
-    ///   - timeout: How long to wait, or `nil` for as long as it takes.
-    /// - Throws: ``ReplicationError``: ``ReplicationError/Code/timedOut``,
-    ///   ``ReplicationError/Code/cancelled``, or the failure that stopped the replica.
-    public func waitUntilApplied(through sequence: UInt64, timeout: Duration? = nil) async throws(ReplicationError) {
-        try await applier.waitUntilApplied(through: sequence, deadline: timeout.map { ContinuousClock.now + $0 })
-    }
-
-    /// The sequence number of the last message applied here.
-    public var appliedSequence: UInt64 {
-        applier.applied
-    }
-
-    /// The problem that stopped the replica, or `nil` while it runs.
-    ///
-    /// A stopped replica applies nothing more and refuses performs; its stores keep refusing
-    /// outside changes. Start a new ``Replication`` (after fixing the cause) to go on.
-    public var failure: ReplicationError? {
-        applier.failure
-    }
-
-    /// How many dispatches that reached a replicated store without going through the stream were
-    /// refused.
-    public var refusedDispatches: Int {
-        guardian.refusedCount
-    }
-
-    /// Stops applying messages, fails the performs still waiting, and closes the connection.
-    ///
-    /// The stores keep the state of the last message applied and take changes from anywhere again:
-    /// they are no longer replicas. Calling it again does nothing.
-    public func close() async {
-        guard
-            closed.withLock({ closed in
-                defer { closed = true }
-                return !closed
-            })
-        else { return }
-        let stream = configuration.stream
-        let applier = applier
-        _ = try? await BlockingCalls.run { () throws(NATSError) in
-            applier.stop(
-                because: ReplicationError(
-                    .stopped,
-                    stream: stream,
-                    message: "the replica of stream \(stream) was closed"
-                )
-            )
-        }
-        dispatcher.unregister(middleware: guardian)
-        for identifier in storeIdentifiers {
-            dispatcher.store(with: identifier)?.outsideChangeRefusal = nil
-        }
-        await connection.close()
-    }
-
-    /// Runs until the task running it is cancelled, then closes the replica: the shape of
-    /// swift-service-lifecycle's `Service`.
-    ///
-    /// - Throws: The failure that stopped the replica, if one does first (the replica is then
-    ///   closed too).
-    public func run() async throws {
-        while !Task.isCancelled {
-            if let failure {
-                await close()
-                throw failure
-            }
-            try? await Task.sleep(for: .milliseconds(200))
-        }
-        await close()
-    }
-}
-
-/// Runs `body` again, a little later, while it fails with a transient error and `deadline` has not
-/// passed.
-func retryingTransient<Result>(
-    until deadline: ContinuousClock.Instant,
-    _ body: () async throws(NATSError) -> Result
-) async throws(NATSError) -> Result {
-    while true {
-        do {
-            return try await body()
-        } catch {
-            guard error.isTransient, ContinuousClock.now < deadline else { throw error }
-            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 }

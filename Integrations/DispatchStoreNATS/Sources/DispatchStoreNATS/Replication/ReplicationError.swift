@@ -32,6 +32,16 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
         public static let snapshot = Code(name: "snapshot")
         /// The replica stopped after an earlier problem (``Replication/failure``), or was closed.
         public static let stopped = Code(name: "stopped")
+        /// The servers refused the replica (no credentials, wrong ones) or one of its calls (the
+        /// user may not append to the stream, or use the JetStream API it needs): see the message,
+        /// which has the server's words.
+        public static let notPermitted = Code(name: "notPermitted")
+        /// The servers gave this replica another history of the stream than the one they acknowledged
+        /// its appends in: their copies of the stream differ.
+        ///
+        /// The replica stopped rather than hold a state the other replicas do not. A known failure of nats-server 2.9 under `kill -9` of a stream's
+        /// leader; run a newer server.
+        public static let diverged = Code(name: "diverged")
         /// The waiting task was cancelled.
         public static let cancelled = Code(name: "cancelled")
 
@@ -48,11 +58,11 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
     /// The sequence number of the message involved, if one is.
     public let sequence: UInt64?
     /// The NATS failure behind it, if there is one: its servers and JetStream error code.
-    public let natsError: NATSError?
+    package let natsError: NATSError?
     /// A sentence naming the stream, the store or message and what went wrong.
     public let message: String
 
-    /// Creates an error; the replication creates these, tests may too.
+    /// Creates an error.
     ///
     /// - Parameters:
     ///   - code: The kind of problem.
@@ -62,7 +72,7 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible, Custom
     ///   - natsError: The NATS failure behind it, if any.
     ///   - message: A sentence naming what went wrong; a lowercase first letter is capitalized and a
     ///     final period added where it has none.
-    public init(
+    package init(
         _ code: Code,
         stream: String,
         storeIdentifier: String? = nil,

@@ -80,8 +80,9 @@ struct Replica {
         name: String? = nil,
         snapshotEvery: Int? = nil,
         maximumMessages: Int64? = nil,
-        replicas: Int = 1,
+        replicas: Int? = nil,
         timeout: Duration = .seconds(30),
+        startsFromSnapshot: Bool = true,
         connection: NATSConnection.Options = NATSConnection.Options(),
         onApply: (@Sendable (Replication.AppliedMessage) -> Void)? = nil
     ) async throws -> Replica {
@@ -99,6 +100,9 @@ struct Replica {
         configuration.replicas = replicas
         configuration.timeout = timeout
         configuration.connection = connection
+        configuration.credentials = connection.credentials
+        configuration.tls = connection.tls
+        configuration.startsFromSnapshot = startsFromSnapshot
         let errors = Shared<[ReplicationError]>([])
         let history = Shared<[UInt64: Ledger]>([:])
         let replication = try await Replication(

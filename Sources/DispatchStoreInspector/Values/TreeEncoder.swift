@@ -1,0 +1,231 @@
+/// Turns `Encodable` values into trees (``InspectedValue``), reusing every member of the previous
+/// tree whose Swift value has not changed.
+///
+/// The previous tree is the tree of an earlier value of the same type that is still alive: a member
+/// whose value has the same bytes as the one it was made from (``Fingerprint``) is taken as it is,
+/// so encoding a state after an action costs what the action changed, plus the members of each
+/// container it changed. Dictionaries, sets and arrays are read directly, not through their
+/// `Encodable` conformance, so that their members can be matched one by one: a dictionary by key,
+/// a set by member, an array by position. Everything else goes through `encode(to:)` with this
+/// module's `Encoder`.
+enum TreeEncoding {
+    /// The tree of `value`, sharing what it can with `previous`.
+    ///
+    /// - Throws: What `value`'s `encode(to:)` throws.
+    static func tree<Value: Encodable>(of value: Value, previous: InspectedValue? = nil) throws -> InspectedValue {
+        try fresh(value, previous: previous)
+    }
+
+    /// A member: `previous` itself when `value` has its fingerprint, a new tree otherwise.
+    static func member<Value: Encodable>(
+        _ value: Value,
+        previous: InspectedValue?,
+        previousFingerprint: Fingerprint?
+    ) throws -> (value: InspectedValue, fingerprint: Fingerprint?) {
+        let fingerprint = Fingerprint(of: value)
+        if let fingerprint, let previous, fingerprint == previousFingerprint {
+            return (previous, fingerprint)
+        }
+        return (try fresh(value, previous: previous), fingerprint)
+    }
+
+    /// The tree of `value`, encoded again (its members may still be reused).
+    static func fresh<Value: Encodable>(_ value: Value, previous: InspectedValue?) throws -> InspectedValue {
+        if let scalar = scalar(value) { return scalar }
+        if let dictionary = value as? any InspectableCollection {
+            return .node(try dictionary.inspectedNode(previous: previous?.node))
+        }
+        let encoder = TreeEncoder(previous: previous)
+        try value.encode(to: encoder)
+        return encoder.result()
+    }
+
+    /// The common scalars, without an encoder or a dynamic cast.
+    private static func scalar<Value>(_ value: Value) -> InspectedValue? {
+        if Value.self == Int.self { return .integer(Int64(unsafeBitCast(value, to: Int.self))) }
+        if Value.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if Value.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        if Value.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+        if Value.self == Int64.self { return .integer(unsafeBitCast(value, to: Int64.self)) }
+        if Value.self == UInt64.self { return .unsigned(unsafeBitCast(value, to: UInt64.self)) }
+        return nil
+    }
+
+    /// How a dictionary key or a set member is named: a string as itself, an integer in decimal
+    /// (as `JSONEncoder` writes dictionary keys), anything else as its JSON.
+    static func keyText<Key: Encodable>(_ key: Key) throws -> String {
+        if Key.self == String.self { return unsafeBitCast(key, to: String.self) }
+        if Key.self == Int.self { return String(unsafeBitCast(key, to: Int.self)) }
+        let tree = try fresh(key, previous: nil)
+        switch tree {
+        case .string(let text), .text(let text): return text
+        default: return PageJSON.text(of: tree)
+        }
+    }
+}
+
+/// A dictionary, a set or an array: read member by member.
+protocol InspectableCollection {
+    /// The collection's node, reusing the members of `previous` that have not changed.
+    func inspectedNode(previous: InspectedNode?) throws -> InspectedNode
+}
+
+/// Builds the next version of a keyed container (a dictionary's or a set's node) member by member,
+/// finding each member's earlier version without hashing while the two keep their order.
+///
+/// A dictionary copied before a change keeps its members in the same places, so the members of the
+/// next version mostly come in the order of the previous one, shifted by the ones added or removed
+/// before them: each key is first looked for where that shift puts it.
+struct KeyedMembers<Value, Source> {
+    let previous: InspectedNode?
+    private let fingerprinted = Fingerprint.applies(to: Value.self)
+    private let equal: ((Value, Value) -> Bool)?
+    private let earlier: MemberValues<Value, Source>?
+    /// Whether the previous version holds a key, asked of its Swift collection.
+    private let wasThere: (Source, String) -> Bool
+    private var shift = 0
+    private var unchanged = true
+    var keys: [String] = []
+    var values: [InspectedValue] = []
+    var fingerprints: [Fingerprint?] = []
+    var origins: [Int32] = []
+    var sources: [Value] = []
+
+    /// How far past the expected place a key is looked for before its earlier place is looked up.
+    private static var window: Int { 4 }
+
+    init(previous: InspectedNode?, kind: InspectedNode.Kind, count: Int, wasThere: @escaping (Source, String) -> Bool) {
+        self.previous = previous?.kind == kind ? previous : nil
+        self.wasThere = wasThere
+        equal = fingerprinted ? nil : Equality.of(Value.self)
+        earlier = self.previous?.sources as? MemberValues<Value, Source>
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+        origins.reserveCapacity(count)
+        if fingerprinted { fingerprints.reserveCapacity(count) }
+        if equal != nil { sources.reserveCapacity(count) }
+    }
+
+    /// The position of `key` in the previous version, or -1.
+    private mutating func origin(of key: String) -> Int {
+        guard let previous else { return -1 }
+        let guess = keys.count + shift
+        let end = min(previous.keys.count, guess + Self.window)
+        if guess >= 0 {
+            for candidate in guess..<max(guess, end) where previous.keys[candidate] == key {
+                shift = candidate - keys.count
+                return candidate
+            }
+        }
+        // A key the previous version did not hold, asked of its Swift collection (a hash lookup);
+        // the previous node's index of keys is built only when the order changed (a resize).
+        if let earlier, !wasThere(earlier.source, key) {
+            // A new member: the members after it are one place further in this version.
+            shift -= 1
+            return -1
+        }
+        guard let found = previous.position(of: key) else { return -1 }
+        shift = found - keys.count
+        return found
+    }
+
+    /// Adds a member: its earlier version when the value did not change, else its new tree.
+    mutating func add(_ key: String, _ value: Value, encode: (InspectedValue?) throws -> InspectedValue) rethrows {
+        let origin = origin(of: key)
+        var member: InspectedValue?
+        var fingerprint: Fingerprint?
+        if fingerprinted { fingerprint = Fingerprint(unchecked: value) }
+        if origin >= 0, let previous {
+            if let fingerprint, fingerprint == previous.fingerprint(at: origin) {
+                member = previous.values[origin]
+            } else if let equal, let values = earlier?.values, origin < values.count, equal(values[origin], value) {
+                member = previous.values[origin]
+            }
+        }
+        if member == nil || origin != keys.count { unchanged = false }
+        keys.append(key)
+        values.append(try member ?? encode(origin >= 0 ? previous!.values[origin] : nil))
+        origins.append(Int32(origin))
+        if fingerprinted { fingerprints.append(fingerprint) }
+        if equal != nil { sources.append(value) }
+    }
+
+    /// The node made from `source`; the previous one itself when nothing changed.
+    func node(kind: InspectedNode.Kind, source: Source) -> InspectedNode {
+        if unchanged, let previous, previous.count == keys.count { return previous }
+        return InspectedNode(
+            kind: kind,
+            keys: keys,
+            values: values,
+            fingerprints: fingerprints,
+            origins: origins,
+            derivedFrom: previous,
+            sources: MemberValues(equal == nil ? nil : sources, source: source)
+        )
+    }
+}
+
+extension Dictionary: InspectableCollection where Key: Encodable, Value: Encodable {
+    func inspectedNode(previous: InspectedNode?) throws -> InspectedNode {
+        // Only a string or integer key can be asked of the previous dictionary by its text.
+        var members = KeyedMembers<Value, Self>(previous: previous, kind: .dictionary, count: count) { earlier, text in
+            if Key.self == String.self { return earlier[unsafeBitCast(text, to: Key.self)] != nil }
+            if Key.self == Int.self, let number = Int(text) {
+                return earlier[unsafeBitCast(number, to: Key.self)] != nil
+            }
+            return true
+        }
+        for (key, value) in self {
+            try members.add(TreeEncoding.keyText(key), value) { earlier in
+                try TreeEncoding.fresh(value, previous: earlier)
+            }
+        }
+        return members.node(kind: .dictionary, source: self)
+    }
+}
+
+extension Set: InspectableCollection where Element: Encodable {
+    func inspectedNode(previous: InspectedNode?) throws -> InspectedNode {
+        var members = KeyedMembers<Element, Self>(previous: previous, kind: .set, count: count) { earlier, text in
+            if Element.self == String.self { return earlier.contains(unsafeBitCast(text, to: Element.self)) }
+            return true
+        }
+        for element in self {
+            let name = try TreeEncoding.keyText(element)
+            // Equal members have equal texts: a member found in the previous version stands as it is.
+            try members.add(name, element) { earlier in
+                if Element.self == String.self { return .string(name) }
+                return try earlier ?? TreeEncoding.fresh(element, previous: nil)
+            }
+        }
+        return members.node(kind: .set, source: self)
+    }
+}
+
+extension Array: InspectableCollection where Element: Encodable {
+    func inspectedNode(previous: InspectedNode?) throws -> InspectedNode {
+        let previous = previous?.kind == .array ? previous : nil
+        let fingerprinted = Fingerprint.applies(to: Element.self)
+        var values: [InspectedValue] = []
+        var fingerprints: [Fingerprint?] = []
+        values.reserveCapacity(count)
+        if fingerprinted { fingerprints.reserveCapacity(count) }
+        var unchanged = previous?.count == count
+        for (index, element) in enumerated() {
+            let known = previous.map { index < $0.count } ?? false
+            var member: InspectedValue?
+            if fingerprinted {
+                let fingerprint = Fingerprint(unchecked: element)
+                fingerprints.append(fingerprint)
+                if known, fingerprint == previous!.fingerprint(at: index) { member = previous!.values[index] }
+            }
+            if member == nil {
+                unchanged = false
+                member = try TreeEncoding.fresh(element, previous: known ? previous!.values[index] : nil)
+            }
+            values.append(member!)
+        }
+        if unchanged, let previous { return previous }
+        return InspectedNode(kind: .array, keys: [], values: values, fingerprints: fingerprints)
+    }
+}
