@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 /// A replica's applier: its ``ApplierMachine`` behind a lock, one driver thread that reads the
