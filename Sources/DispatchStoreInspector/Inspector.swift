@@ -29,6 +29,9 @@ import Foundation
 /// the previous state. Keeping that state means a reducer's next change to a collection in it copies
 /// the collection first (copy-on-write), and a changed dictionary, set or array is compared entry by
 /// entry: a transaction costs about what it changed plus the size of each collection it changed.
+/// While the program runs, a transaction's row is made only when the rows are read (a page
+/// written): until then the inspector keeps what the hooks saw, and a transaction dropped past the
+/// limit before that costs no row.
 ///
 /// Replays (``replay(contentsOf:into:actionTypes:reorderWindow:)``) and journal recoveries
 /// (``recordRecovery(_:)``) run through the program's own dispatcher and stores with the
