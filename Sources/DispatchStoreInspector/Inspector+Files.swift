@@ -41,7 +41,7 @@ extension Inspector {
             dispatcher.register(middleware: self)
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        state.withLockedValue { state in
+        withSettledState { state in
             state.source.kind = "log"
             state.source.path = path
             state.source.bytes = size
@@ -62,10 +62,10 @@ extension Inspector {
         switch outcome {
         case .success(let value): report = value
         case .failure(let error):
-            state.withLockedValue { $0.replay = nil }
+            withSettledState { $0.replay = nil }
             throw error
         }
-        state.withLockedValue { state in
+        withSettledState { state in
             // A line without a time of its own (torn, unreadable, a checkpoint) takes the time of
             // the line before it.
             let time = state.replay?.entry?.time ?? Date()
@@ -136,17 +136,17 @@ extension Inspector {
     public func recordRecovery<Failure: Error>(
         _ openJournal: () throws(Failure) -> Journal
     ) throws(Failure) -> Journal {
-        state.withLockedValue { $0.replay = InspectorState.ReplayContext() }
+        withSettledState { $0.replay = InspectorState.ReplayContext() }
         let outcome = ReplayObservation.$observer.withValue(self) { Result { () throws(Failure) in try openJournal() } }
         let time = Date()
         let journal: Journal
         switch outcome {
         case .success(let value): journal = value
         case .failure(let error):
-            state.withLockedValue { $0.replay = nil }
+            withSettledState { $0.replay = nil }
             throw error
         }
-        state.withLockedValue { state in
+        withSettledState { state in
             state.replay = nil
             state.source.kind = "journal"
             state.source.path = journal.directory
@@ -170,7 +170,7 @@ extension Inspector {
 
 extension Inspector: ReplayObserver {
     package func replayWillApply(_ entry: ActionLog.Entry, from path: String) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let file = state.file(path)
             let previous = state.replay?.entry
             if previous?.line != entry.line || previous?.file != file {
@@ -193,7 +193,7 @@ extension Inspector: ReplayObserver {
         path: String,
         stores: [(identifier: String, sequenceNumber: UInt64)]
     ) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let time = state.replay?.entry?.time ?? Date()
             let file = state.file(path)
             var marker = Marker(
@@ -224,7 +224,7 @@ extension Inspector: ReplayObserver {
         path: String,
         matches: Bool
     ) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let file = state.file(path)
             let store = state.storeIndex[storeIdentifier] ?? state.track(named: storeIdentifier)
             let result = CheckResult(store: store, sequenceNumber: sequenceNumber, matches: matches, line: line)
@@ -247,7 +247,7 @@ extension Inspector: ReplayObserver {
     }
 
     package func replayDidSkip(_ error: ActionLogError) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let time = state.replay?.entry?.time ?? Date()
             state.note(
                 Problem(
@@ -267,7 +267,7 @@ extension Inspector: ReplayObserver {
     package func recoveryDidRestore(snapshot path: String, generation: Int, recordCount: Int) {
         let stores = dispatcher?.consistentCut() ?? []
         let time = Date()
-        state.withLockedValue { state in
+        withSettledState { state in
             let file = state.file(path)
             state.append(stores, time: time) { captures in
                 var marker = Marker(

@@ -107,7 +107,7 @@ struct InspectorRecordingTests {
         }
         #expect(inspector.transactionCount == 40)
         #expect(inspector.droppedTransactionCount == 560)
-        let state = inspector.state.withLockedValue { state in
+        let state = inspector.withSettledState { state in
             state.encodeAll()
             return state
         }
@@ -119,6 +119,35 @@ struct InspectorRecordingTests {
         for (index, states) in rebuilt.enumerated() {
             #expect(states[0]?.isEquivalent(to: expected[560 + index]) == true, "row \(index)")
         }
+    }
+
+    @Test(
+        "a long run holds a bounded number of states: those of dropped transactions are let go",
+        arguments: [false, true]
+    )
+    func longRunLetsGo(followingRecorder: Bool) throws {
+        let shop = try Shop()
+        // With a recorder followed, rows are made as transactions end; without, when the rows are read.
+        let recorder = followingRecorder ? RecorderMiddleware(limit: 10) : nil
+        if let recorder { shop.dispatcher.register(middleware: recorder) }
+        let inspector = Inspector(limit: 40)
+        shop.dispatcher.register(middleware: inspector)
+        if let recorder { inspector.follow(recorder) }
+        for index in 0..<5_000 {
+            shop.dispatcher.dispatch(ShopAction.add(item: "fig", count: index), mode: .sync)
+        }
+        let (ended, held) = inspector.state.withLockedValue { state in
+            (state.ended.count, state.stores.map(\.heldStateCount))
+        }
+        #expect(inspector.transactionCount == 40 && inspector.droppedTransactionCount == 4_960)
+        // Kept: 40 transactions, and at most as many again (or 1,024) let go but not compacted yet.
+        #expect(ended <= 1_100)
+        #expect(held.allSatisfy { $0 <= 1_100 }, "\(held)")
+        let page = try PageReader(inspector.makePage())
+        let rebuilt = try page.rebuiltStates()
+        #expect(rebuilt.count == 40)
+        #expect(rebuilt.last?[0]?.isEquivalent(to: try pageTree(of: shop.stock.state)) == true)
+        withExtendedLifetime(recorder) {}
     }
 
     @Test("a state read after the store applied later actions is marked, never shown as exact")

@@ -59,6 +59,12 @@ struct StoreTrack {
         self.waitsFor = waitsFor
     }
 
+    /// How many states the track holds: those waiting, those taken from the waiting ones and not
+    /// let go yet, and the starting value.
+    var heldStateCount: Int {
+        waiting.count + (base == nil ? 0 : 1)
+    }
+
     /// How many states wait to be encoded.
     var waitingCount: Int {
         waiting.count - waitingStart
@@ -168,8 +174,12 @@ struct StoreTrack {
             let state = waiting[waitingStart].value
             waitingStart += 1
             restart(with: state, at: row + 1)
+            // The states before `waitingStart` are let go, not kept until the page is written.
             if waitingStart == waiting.count {
                 waiting = []
+                waitingStart = 0
+            } else if waitingStart >= 1_024, waitingStart * 2 >= waiting.count {
+                waiting.removeFirst(waitingStart)
                 waitingStart = 0
             }
             return
