@@ -96,9 +96,17 @@ extension Replication {
             }
             // A leader being elected, a server lost, a connection moving: the same id again, which
             // the stream stores once.
-            try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
+            await Self.pause(for: delay, until: deadline)
             delay = min(delay * 2, .milliseconds(500))
         }
+    }
+
+    /// Sleeps for `delay`, or until `deadline` when that comes first (at once when cancelled).
+    ///
+    /// A function of its own: its frame is allocated only when an append is tried again.
+    @inline(never)
+    private static func pause(for delay: Duration, until deadline: ContinuousClock.Instant) async {
+        try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
     }
 
     /// Whether an attempt ended with a failure of its append that may pass (a timeout, no
