@@ -76,16 +76,22 @@ final class NemesisReplicaProcess: @unchecked Sendable {
 
     /// `SIGUSR1`: the worker stops appending, and logs that it is quiet once every append of its ended.
     ///
-    /// Returns once it did, or after `seconds`.
+    /// Returns once it did, or after `seconds`. The signal is sent again every second until then: a
+    /// worker restarted a moment before ignores it until its handler is in place (the nemesis found
+    /// one that kept appending for three minutes).
     ///
     /// - Returns: Whether it logged it in time.
     func quiesce(seconds: Double) -> Bool {
         guard let pid = processIdentifier else { return false }
         send(SIGCONT, to: pid)
-        send(SIGUSR1, to: pid)
         let deadline = Date().addingTimeInterval(seconds)
+        var nextSignal = Date()
         // Another process's file: read it again until the line is there.
         while Date() < deadline {
+            if Date() >= nextSignal {
+                send(SIGUSR1, to: pid)
+                nextSignal = Date().addingTimeInterval(1)
+            }
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             if text.contains("\"op\":\"quiet\"") { return true }
             usleep(50_000)
