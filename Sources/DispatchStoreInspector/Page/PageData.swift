@@ -49,6 +49,8 @@ struct PageData {
     private var recentPaths = [0, 0, 0, 0, 0, 0, 0, 0]
     private var nextRecentPath = 0
     var types: [String] = []
+    /// The texts of the actions written so far.
+    var actionTexts = ActionTexts()
     private var typeIndex: [ObjectIdentifier: Int] = [:]
     /// The line and file of the previous replayed row, for rows that follow it.
     var lastLine: Int?
