@@ -186,6 +186,11 @@ struct TreeEncodingTests {
         // The fourth state's event is the first's: the same tree.
         #expect(shown[3].node?.child(named: "last") == shown[0].node?.child(named: "last"))
         #expect(shown[12].node?.child(named: "last") == shown[1].node?.child(named: "last"))
+        // A member whose tree is large is not kept: every version of it would stay alive.
+        let large = Event.note(text: String(repeating: "x", count: MemberTrees.largestTree), size: 0)
+        trees.keep(try TreeEncoding.tree(of: large), of: large)
+        #expect(trees.tree(of: large) == nil)
+        #expect(trees.tree(of: Event.note(text: "short", size: 1)) != nil)
     }
 
     @Test("a class instance inside a state is encoded again each time: it can change behind the same reference")

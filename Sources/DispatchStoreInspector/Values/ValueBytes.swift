@@ -44,7 +44,8 @@ struct ValueBytes: Hashable {
 /// struct) and equal to one encoded before is not encoded again.
 ///
 /// Each entry keeps its value alive, so that the fingerprints in its tree keep naming live
-/// storage, and the entries are never dropped: past ``capacity`` entries, new values are not kept.
+/// storage, and the entries are never dropped: past ``capacity`` entries, new values are not kept,
+/// and neither are values whose tree is large (``largestTree``).
 /// Used under the inspector's lock only.
 final class MemberTrees: @unchecked Sendable {
     /// Whether values of a type are kept: `Equatable`, and small enough for ``ValueBytes``.
@@ -53,6 +54,8 @@ final class MemberTrees: @unchecked Sendable {
 
     /// The most trees kept.
     static let capacity = 1_024
+    /// The size in the page, in bytes, from which a tree is not kept.
+    static let largestTree = 1_024
 
     /// The tree of a value equal to `value` met before.
     func tree<Value>(of value: Value) -> InspectedValue? {
@@ -62,10 +65,12 @@ final class MemberTrees: @unchecked Sendable {
         return entry.tree
     }
 
-    /// Keeps `tree`, made of `value`.
+    /// Keeps `tree`, made of `value`, when it is small (a large member, holding a collection, would
+    /// keep every version of it alive).
     func keep<Value>(_ tree: InspectedValue, of value: Value) {
-        guard trees.count < Self.capacity, isKept(Value.self), let key = ValueBytes(value),
-            let equal = Equality.of(Value.self)
+        guard trees.count < Self.capacity, isKept(Value.self),
+            StoreTrack.estimatedSize(of: tree, limit: Self.largestTree) < Self.largestTree,
+            let key = ValueBytes(value), let equal = Equality.of(Value.self)
         else { return }
         let matches: (Value) -> Bool = { other in equal(value, other) }
         trees[key] = (matches, tree)
