@@ -290,31 +290,34 @@ extension Inspector: ReplayObserver {
 extension InspectorState {
     /// Puts a digest's comparison on the row of its line: a checkpoint's, or a record's.
     mutating func attach(_ result: CheckResult, file: Int) {
-        for row in keptRows.reversed().prefix(10_000) {
-            switch row.content {
-            case .marker(let marker) where marker.line == result.line && marker.file == file:
-                withRow(row.number) { row in
-                    guard case .marker(var marker) = row.content else { return }
-                    if let index = marker.checks.firstIndex(where: {
-                        $0.store == result.store && $0.sequenceNumber == result.sequenceNumber
-                    }) {
-                        marker.checks[index].matches = result.matches
-                    } else {
-                        marker.checks.append(result)
+        // Rows are found by number and changed in place: holding the rows while changing one
+        // would copy them all.
+        let last = firstKeptRow + keptRows.count - 1
+        var number = last
+        while number >= max(firstKeptRow, last - 9_999) {
+            let attached =
+                withRow(number) { row -> Bool in
+                    switch row.content {
+                    case .marker(var marker) where marker.line == result.line && marker.file == file:
+                        if let index = marker.checks.firstIndex(where: {
+                            $0.store == result.store && $0.sequenceNumber == result.sequenceNumber
+                        }) {
+                            marker.checks[index].matches = result.matches
+                        } else {
+                            marker.checks.append(result)
+                        }
+                        row.content = .marker(marker)
+                        return true
+                    case .transaction(var record) where record.line == result.line && record.file == file:
+                        record.checks.append(result)
+                        row.content = .transaction(record)
+                        return true
+                    default:
+                        return false
                     }
-                    row.content = .marker(marker)
-                }
-                return
-            case .transaction(let record) where record.line == result.line && record.file == file:
-                withRow(row.number) { row in
-                    guard case .transaction(var record) = row.content else { return }
-                    record.checks.append(result)
-                    row.content = .transaction(record)
-                }
-                return
-            default:
-                continue
-            }
+                } ?? true
+            if attached { return }
+            number -= 1
         }
     }
 }

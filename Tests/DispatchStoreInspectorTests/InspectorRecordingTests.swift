@@ -150,6 +150,29 @@ struct InspectorRecordingTests {
         withExtendedLifetime(recorder) {}
     }
 
+    @Test("an action equal to an earlier one is written as its text; every row shows its own action")
+    func repeatedActions() throws {
+        let shop = try Shop()
+        let inspector = Inspector()
+        shop.dispatcher.register(middleware: inspector)
+        // Short strings are held in the value, longer ones in storage of their own; equal
+        // actions made apart, equal actions sharing storage, and actions differing in one value.
+        let long = String(repeating: "a long note, stored apart ", count: 3)
+        let actions: [ShopAction] = [
+            .add(item: "fig", count: 3), .add(item: "fig", count: 3), .add(item: "fig", count: 4),
+            .add(item: "kiwi", count: 3), .note(long), .note(long), .note(long + "!"), .remove(item: "fig"),
+            .note(String(repeating: "a long note, stored apart ", count: 3)), .add(item: "fig", count: 3),
+        ]
+        for action in actions {
+            shop.dispatcher.dispatch(action, mode: .sync)
+        }
+        let page = try PageReader(inspector.makePage())
+        #expect(page.rows.count == actions.count)
+        for (row, action) in zip(page.rows, actions) {
+            #expect(try page.tree(row[6]).isEquivalent(to: pageTree(of: action)), "\(action)")
+        }
+    }
+
     @Test("a state read after the store applied later actions is marked, never shown as exact")
     func lateRead() {
         var state = InspectorState(limit: 10)

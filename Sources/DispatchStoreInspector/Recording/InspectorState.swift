@@ -269,8 +269,10 @@ struct InspectorState {
 
     /// Encodes the older half of the states waiting for stores that keep too many.
     mutating func encodeIfOverBudget(_ captures: [Capture]) {
-        for capture in captures where stores[capture.store].isOverBudget {
-            encode(capture.store, count: stores[capture.store].waitingCount / 2)
+        // By index: a capture holds a state, which a loop over the captures would copy.
+        for index in captures.indices {
+            let store = captures[index].store
+            if stores[store].isOverBudget { encode(store, count: stores[store].waitingCount / 2) }
         }
     }
 
