@@ -47,7 +47,7 @@ public struct DispatchError: Error, Sendable, Hashable, CustomStringConvertible,
         /// `RecorderMiddleware(validatingLimit:)` was given a history limit below 1.
         public static let invalidHistoryLimit = Code(name: "invalidHistoryLimit")
         /// A change that no action makes (a recorder's restore) reached a store that refuses such
-        /// changes (``AnyStore/outsideChangeRefusal``).
+        /// changes (as a replicated store does).
         public static let outsideChangeRefused = Code(name: "outsideChangeRefused")
     }
 

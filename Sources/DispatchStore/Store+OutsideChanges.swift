@@ -16,7 +16,7 @@ extension AnyStore {
     ///
     /// Actions still reach the store: refusing the dispatches that do not come from the log it
     /// follows is the owner's part, in a middleware (see ``Transaction/cancel()``).
-    /// ``DispatchStoreJournal/Journal/SnapshotContents/restore()`` still sets it: loading a snapshot
+    /// `Journal.SnapshotContents.restore()` still sets it: loading a snapshot
     /// is how its owner brings it to a known state.
     ///
     /// ```swift
@@ -28,6 +28,7 @@ extension AnyStore {
     ///
     /// - Note: Thread-safe; not from inside the store's own `updateState` closure or
     ///   `reduce(_:into:)`.
+    @_spi(DispatchStoreNATS)
     public var outsideChangeRefusal: String? {
         get {
             (self as? any StoreEntry)?.withBookkeeping(for: "read its outsideChangeRefusal") {

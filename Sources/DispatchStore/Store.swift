@@ -139,8 +139,7 @@ public final class Store<State: StateType, Action: ActionType>: AnyStore, Custom
     /// store.updateState { state in state.count += 1 }
     /// ```
     ///
-    /// A store that refuses outside changes (``AnyStore/outsideChangeRefusal``, as a replicated
-    /// store does) accepts this call only while one of its operations runs: called when none runs,
+    /// A store that refuses outside changes (as a replicated store does) accepts this call only while one of its operations runs: called when none runs,
     /// it is a programming error that stops the program with a message naming the store and the
     /// reason, before `body` runs.
     ///

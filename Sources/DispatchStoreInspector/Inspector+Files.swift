@@ -41,7 +41,7 @@ extension Inspector {
             dispatcher.register(middleware: self)
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        state.withLockedValue { state in
+        withSettledState { state in
             state.source.kind = "log"
             state.source.path = path
             state.source.bytes = size
@@ -62,10 +62,10 @@ extension Inspector {
         switch outcome {
         case .success(let value): report = value
         case .failure(let error):
-            state.withLockedValue { $0.replay = nil }
+            withSettledState { $0.replay = nil }
             throw error
         }
-        state.withLockedValue { state in
+        withSettledState { state in
             // A line without a time of its own (torn, unreadable, a checkpoint) takes the time of
             // the line before it.
             let time = state.replay?.entry?.time ?? Date()
@@ -136,17 +136,17 @@ extension Inspector {
     public func recordRecovery<Failure: Error>(
         _ openJournal: () throws(Failure) -> Journal
     ) throws(Failure) -> Journal {
-        state.withLockedValue { $0.replay = InspectorState.ReplayContext() }
+        withSettledState { $0.replay = InspectorState.ReplayContext() }
         let outcome = ReplayObservation.$observer.withValue(self) { Result { () throws(Failure) in try openJournal() } }
         let time = Date()
         let journal: Journal
         switch outcome {
         case .success(let value): journal = value
         case .failure(let error):
-            state.withLockedValue { $0.replay = nil }
+            withSettledState { $0.replay = nil }
             throw error
         }
-        state.withLockedValue { state in
+        withSettledState { state in
             state.replay = nil
             state.source.kind = "journal"
             state.source.path = journal.directory
@@ -170,7 +170,7 @@ extension Inspector {
 
 extension Inspector: ReplayObserver {
     package func replayWillApply(_ entry: ActionLog.Entry, from path: String) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let file = state.file(path)
             let previous = state.replay?.entry
             if previous?.line != entry.line || previous?.file != file {
@@ -193,7 +193,7 @@ extension Inspector: ReplayObserver {
         path: String,
         stores: [(identifier: String, sequenceNumber: UInt64)]
     ) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let time = state.replay?.entry?.time ?? Date()
             let file = state.file(path)
             var marker = Marker(
@@ -224,7 +224,7 @@ extension Inspector: ReplayObserver {
         path: String,
         matches: Bool
     ) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let file = state.file(path)
             let store = state.storeIndex[storeIdentifier] ?? state.track(named: storeIdentifier)
             let result = CheckResult(store: store, sequenceNumber: sequenceNumber, matches: matches, line: line)
@@ -247,7 +247,7 @@ extension Inspector: ReplayObserver {
     }
 
     package func replayDidSkip(_ error: ActionLogError) {
-        state.withLockedValue { state in
+        withSettledState { state in
             let time = state.replay?.entry?.time ?? Date()
             state.note(
                 Problem(
@@ -267,7 +267,7 @@ extension Inspector: ReplayObserver {
     package func recoveryDidRestore(snapshot path: String, generation: Int, recordCount: Int) {
         let stores = dispatcher?.consistentCut() ?? []
         let time = Date()
-        state.withLockedValue { state in
+        withSettledState { state in
             let file = state.file(path)
             state.append(stores, time: time) { captures in
                 var marker = Marker(
@@ -290,31 +290,34 @@ extension Inspector: ReplayObserver {
 extension InspectorState {
     /// Puts a digest's comparison on the row of its line: a checkpoint's, or a record's.
     mutating func attach(_ result: CheckResult, file: Int) {
-        for row in keptRows.reversed().prefix(10_000) {
-            switch row.content {
-            case .marker(let marker) where marker.line == result.line && marker.file == file:
-                withRow(row.number) { row in
-                    guard case .marker(var marker) = row.content else { return }
-                    if let index = marker.checks.firstIndex(where: {
-                        $0.store == result.store && $0.sequenceNumber == result.sequenceNumber
-                    }) {
-                        marker.checks[index].matches = result.matches
-                    } else {
-                        marker.checks.append(result)
+        // Rows are found by number and changed in place: holding the rows while changing one
+        // would copy them all.
+        let last = firstKeptRow + keptRows.count - 1
+        var number = last
+        while number >= max(firstKeptRow, last - 9_999) {
+            let attached =
+                withRow(number) { row -> Bool in
+                    switch row.content {
+                    case .marker(var marker) where marker.line == result.line && marker.file == file:
+                        if let index = marker.checks.firstIndex(where: {
+                            $0.store == result.store && $0.sequenceNumber == result.sequenceNumber
+                        }) {
+                            marker.checks[index].matches = result.matches
+                        } else {
+                            marker.checks.append(result)
+                        }
+                        row.content = .marker(marker)
+                        return true
+                    case .transaction(var record) where record.line == result.line && record.file == file:
+                        record.checks.append(result)
+                        row.content = .transaction(record)
+                        return true
+                    default:
+                        return false
                     }
-                    row.content = .marker(marker)
-                }
-                return
-            case .transaction(let record) where record.line == result.line && record.file == file:
-                withRow(row.number) { row in
-                    guard case .transaction(var record) = row.content else { return }
-                    record.checks.append(result)
-                    row.content = .transaction(record)
-                }
-                return
-            default:
-                continue
-            }
+                } ?? true
+            if attached { return }
+            number -= 1
         }
     }
 }

@@ -108,7 +108,7 @@ extension Inspector {
 
     func makePageAndCounts() -> (page: [UInt8], counts: (kept: Int, dropped: Int, problems: Int)) {
         // The states read and not encoded yet are encoded now, under the lock: a page waits for it.
-        let snapshot = state.withLockedValue { state in
+        let snapshot = withSettledState { state in
             state.encodeAll()
             return state
         }

@@ -20,7 +20,7 @@ extension Inspector {
     /// - Note: Thread-safe.
     public func follow(_ recorder: RecorderMiddleware) {
         let link = RecorderReference(recorder)
-        state.withLockedValue { state in
+        withSettledState { state in
             state.recorder.followed = true
         }
         followed.withLockedValue { $0 = link }
@@ -33,7 +33,7 @@ extension Inspector {
         guard let recorder = link.recorder, let entry = recorder.currentEntry else { return }
         let position = recorder.position
         let count = recorder.count
-        let move: String? = state.withLockedValue { state in
+        let move: String? = withSettledState { state in
             if entry.id > state.recorder.newestEntry
                 || (entry.id == state.recorder.newestEntry && entry.transactionCount > state.recorder.newestCount)
             {
@@ -52,7 +52,7 @@ extension Inspector {
         guard let move else { return }
         guard let cut = dispatcher?.consistentCut() else { return }
         let time = Date()
-        state.withLockedValue { state in
+        withSettledState { state in
             state.append(cut, time: time) { _ in .restore(move) }
         }
     }

@@ -29,6 +29,9 @@ import Foundation
 /// the previous state. Keeping that state means a reducer's next change to a collection in it copies
 /// the collection first (copy-on-write), and a changed dictionary, set or array is compared entry by
 /// entry: a transaction costs about what it changed plus the size of each collection it changed.
+/// While the program runs, a transaction's row is made only when the rows are read (a page
+/// written): until then the inspector keeps what the hooks saw, and a transaction dropped past the
+/// limit before that costs no row.
 ///
 /// Replays (``replay(contentsOf:into:actionTypes:reorderWindow:)``) and journal recoveries
 /// (``recordRecovery(_:)``) run through the program's own dispatcher and stores with the
@@ -104,9 +107,8 @@ public final class Inspector: Middleware, @unchecked Sendable {
     public func willDispatch(transaction: Transaction, action: any ActionType, in store: any AnyStore) {
         let now = clock.now
         state.withLockedValue { state in
-            if state.pending[transaction.id]?.start == nil {
-                state.pending[transaction.id, default: InspectorState.Pending()].start = now
-            }
+            let index = state.pendingIndex(of: transaction.id)
+            if state.pending[index].start == nil { state.pending[index].start = now }
         }
     }
 
@@ -120,7 +122,7 @@ public final class Inspector: Middleware, @unchecked Sendable {
         guard let (stateAfter, sequenceNumber) = store.stateAndSequenceNumber else { return }
         state.withLockedValue { state in
             let index = state.track(store)
-            state.pending[transaction.id, default: InspectorState.Pending()].captures.append(
+            state.pending[state.pendingIndex(of: transaction.id)].captures.append(
                 (index, stateAfter, sequenceNumber)
             )
         }
@@ -136,7 +138,23 @@ public final class Inspector: Middleware, @unchecked Sendable {
         let end = clock.now
         let time = Date()
         state.withLockedValue { state in
-            record(result, end: end, time: time, in: &state)
+            let pending = state.removePending(result.transaction.id)
+            let ended = EndedTransaction(
+                result: result,
+                start: pending.start,
+                end: end,
+                time: time,
+                captures: pending.captures
+            )
+            // A live transaction's row is made when the rows are read; a replayed line's now, as
+            // it belongs to the line, and a followed recorder's transaction's when the recorder
+            // says which history entry it is.
+            if state.replay == nil && !state.recorder.followed {
+                state.keep(ended)
+            } else {
+                state.settle()
+                record(ended, in: &state)
+            }
         }
     }
 
@@ -146,7 +164,7 @@ public final class Inspector: Middleware, @unchecked Sendable {
     public func didAttach(to dispatcher: Dispatcher) {
         attached.withLockedValue { $0.dispatcher = dispatcher }
         let stores = dispatcher.stores
-        state.withLockedValue { state in
+        withSettledState { state in
             for store in stores {
                 _ = state.track(store)
             }
@@ -159,83 +177,44 @@ public final class Inspector: Middleware, @unchecked Sendable {
     ///   - store: The new store.
     ///   - dispatcher: The dispatcher.
     public func didRegister(store: any AnyStore, in dispatcher: Dispatcher) {
-        state.withLockedValue { _ = $0.track(store) }
+        withSettledState { _ = $0.track(store) }
     }
 
     // MARK: Recording
 
-    private func record(
-        _ result: DispatchResult,
-        end: ContinuousClock.Instant,
-        time: Date,
-        in state: inout InspectorState
-    ) {
-        let transaction = result.transaction
-        let pending = state.pending.removeValue(forKey: transaction.id) ?? InspectorState.Pending()
-        // A transaction reaches a few stores: arrays searched in place, not dictionaries.
-        var steps: [TransactionRecord.Step] = []
-        steps.reserveCapacity(result.outcomes.count)
-        var expected: [(store: Int, number: UInt64)] = []
-        var captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)] = []
-        for capture in pending.captures {
-            let identifier = state.stores[capture.store].identifier
-            let outcome = result.outcomes.first { $0.storeIdentifier == identifier }
-            if let number = outcome?.sequenceNumber {
-                expected.append((capture.store, number))
-                // Only stores that applied the action changed.
-                captures.append(capture)
-            }
-            steps.append(
-                .init(store: capture.store, sequenceNumber: outcome?.sequenceNumber, status: Self.status(outcome))
-            )
+    /// Runs `body` on the recorded state, with a row made for every transaction that ended.
+    func withSettledState<Result>(_ body: (inout InspectorState) throws -> Result) rethrows -> Result {
+        try state.withLockedValue { state in
+            state.settle()
+            return try body(&state)
         }
-        for outcome in result.outcomes
-        where !steps.contains(where: { state.stores[$0.store].identifier == outcome.storeIdentifier }) {
-            let index = state.storeIndex[outcome.storeIdentifier] ?? state.track(named: outcome.storeIdentifier)
-            steps.append(.init(store: index, sequenceNumber: outcome.sequenceNumber, status: Self.status(outcome)))
-        }
-        let duration = pending.start.map { end - $0 }
-        if let context = state.replay, let entry = context.entry {
-            recordReplayed(
-                entry,
-                transaction: transaction,
-                steps: steps,
-                captures: captures,
-                expected: expected,
-                duration: duration,
-                error: result.error,
-                in: &state
-            )
+    }
+
+    private func record(_ ended: EndedTransaction, in state: inout InspectorState) {
+        guard let context = state.replay, let entry = context.entry else {
+            state.recordLive(ended, isCounted: false)
             return
         }
-        var record = TransactionRecord(
-            id: transaction.id,
-            mode: transaction.mode,
-            target: transaction.targetIdentifier,
-            action: transaction.action,
-            duration: duration,
-            steps: steps,
-            error: result.error?.message
+        recordReplayed(
+            entry,
+            outline: state.outline(of: ended),
+            action: ended.result.transaction.action,
+            error: ended.result.error,
+            in: &state
         )
-        record.historyEntry = state.recorder.entryOfTransaction.removeValue(forKey: transaction.id)
-        let number = state.nextRowNumber
-        let changes = state.changes(for: captures, row: number, expected: expected)
-        state.append(time: time, .transaction(record), changes: changes)
-        state.encodeIfOverBudget(captures)
     }
 
     /// Records a replayed line's transaction, or merges it into the row of the same line when the
     /// replay dispatched the line in parts (one store at a time).
     private func recordReplayed(
         _ entry: InspectorState.ReplayedEntry,
-        transaction: Transaction,
-        steps: [TransactionRecord.Step],
-        captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)],
-        expected: [(store: Int, number: UInt64)],
-        duration: Duration?,
+        outline: InspectorState.Outline,
+        action: any ActionType,
         error: DispatchError?,
         in state: inout InspectorState
     ) {
+        let (steps, captures, expected) = (outline.steps, outline.captures, outline.expected)
+        let duration = outline.duration
         if let row = state.replay?.entryRow, row == state.nextRowNumber - 1 {
             let changes = state.changes(for: captures, row: row, expected: expected)
             state.withRow(row) { row in
@@ -253,7 +232,7 @@ public final class Inspector: Middleware, @unchecked Sendable {
             id: entry.id,
             mode: entry.mode,
             target: entry.target,
-            action: transaction.action,
+            action: action,
             duration: duration,
             steps: steps,
             error: error?.message
@@ -269,15 +248,6 @@ public final class Inspector: Middleware, @unchecked Sendable {
         )
         state.replay?.entryRow = number
         state.encodeIfOverBudget(captures)
-    }
-
-    private static func status(_ outcome: StoreOutcome?) -> TransactionRecord.Status {
-        guard let outcome else { return .succeeded }
-        switch outcome.status {
-        case .succeeded: return .succeeded
-        case .cancelled: return .cancelled
-        case .failed(let error): return .failed((error as? DispatchError)?.message ?? "\(error)")
-        }
     }
 
     /// The dispatcher the inspector is attached to, if it still exists.

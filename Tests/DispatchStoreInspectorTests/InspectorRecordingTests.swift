@@ -107,7 +107,7 @@ struct InspectorRecordingTests {
         }
         #expect(inspector.transactionCount == 40)
         #expect(inspector.droppedTransactionCount == 560)
-        let state = inspector.state.withLockedValue { state in
+        let state = inspector.withSettledState { state in
             state.encodeAll()
             return state
         }
@@ -118,6 +118,58 @@ struct InspectorRecordingTests {
         let rebuilt = try page.rebuiltStates()
         for (index, states) in rebuilt.enumerated() {
             #expect(states[0]?.isEquivalent(to: expected[560 + index]) == true, "row \(index)")
+        }
+    }
+
+    @Test(
+        "a long run holds a bounded number of states: those of dropped transactions are let go",
+        arguments: [false, true]
+    )
+    func longRunLetsGo(followingRecorder: Bool) throws {
+        let shop = try Shop()
+        // With a recorder followed, rows are made as transactions end; without, when the rows are read.
+        let recorder = followingRecorder ? RecorderMiddleware(limit: 10) : nil
+        if let recorder { shop.dispatcher.register(middleware: recorder) }
+        let inspector = Inspector(limit: 40)
+        shop.dispatcher.register(middleware: inspector)
+        if let recorder { inspector.follow(recorder) }
+        for index in 0..<5_000 {
+            shop.dispatcher.dispatch(ShopAction.add(item: "fig", count: index), mode: .sync)
+        }
+        let (ended, held) = inspector.state.withLockedValue { state in
+            (state.ended.count, state.stores.map(\.heldStateCount))
+        }
+        #expect(inspector.transactionCount == 40 && inspector.droppedTransactionCount == 4_960)
+        // Kept: 40 transactions, and at most as many again (or 1,024) let go but not compacted yet.
+        #expect(ended <= 1_100)
+        #expect(held.allSatisfy { $0 <= 1_100 }, "\(held)")
+        let page = try PageReader(inspector.makePage())
+        let rebuilt = try page.rebuiltStates()
+        #expect(rebuilt.count == 40)
+        #expect(rebuilt.last?[0]?.isEquivalent(to: try pageTree(of: shop.stock.state)) == true)
+        withExtendedLifetime(recorder) {}
+    }
+
+    @Test("an action equal to an earlier one is written as its text; every row shows its own action")
+    func repeatedActions() throws {
+        let shop = try Shop()
+        let inspector = Inspector()
+        shop.dispatcher.register(middleware: inspector)
+        // Short strings are held in the value, longer ones in storage of their own; equal
+        // actions made apart, equal actions sharing storage, and actions differing in one value.
+        let long = String(repeating: "a long note, stored apart ", count: 3)
+        let actions: [ShopAction] = [
+            .add(item: "fig", count: 3), .add(item: "fig", count: 3), .add(item: "fig", count: 4),
+            .add(item: "kiwi", count: 3), .note(long), .note(long), .note(long + "!"), .remove(item: "fig"),
+            .note(String(repeating: "a long note, stored apart ", count: 3)), .add(item: "fig", count: 3),
+        ]
+        for action in actions {
+            shop.dispatcher.dispatch(action, mode: .sync)
+        }
+        let page = try PageReader(inspector.makePage())
+        #expect(page.rows.count == actions.count)
+        for (row, action) in zip(page.rows, actions) {
+            #expect(try page.tree(row[6]).isEquivalent(to: pageTree(of: action)), "\(action)")
         }
     }
 

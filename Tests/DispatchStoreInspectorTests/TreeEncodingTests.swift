@@ -148,6 +148,51 @@ struct TreeEncodingTests {
         var boxes: [Box]
     }
 
+    enum Event: Codable, Equatable {
+        case note(text: String, size: Int)
+        case ratio(Double)
+        case empty
+    }
+
+    struct Journal: Codable {
+        var count = 0
+        var last: Event?
+    }
+
+    @Test("a member equal to one met before takes that one's tree; others, and a NaN, are encoded again")
+    func membersMetBefore() throws {
+        let long = String(repeating: "a note too long to be held in the value ", count: 2)
+        let events: [Event?] = [
+            .note(text: "short", size: 1), .note(text: long, size: 1), .empty, .note(text: "short", size: 1),
+            .note(text: String(repeating: "a note too long to be held in the value ", count: 2), size: 1),
+            .note(text: long, size: 2), .ratio(.nan), .ratio(.nan), .ratio(0.5), .ratio(-0.0), .ratio(0.0), nil,
+            .note(text: long, size: 1), .empty,
+        ]
+        let trees = MemberTrees()
+        var previous: InspectedValue?
+        var tree: InspectedValue = .null
+        var shown: [InspectedValue] = []
+        for (count, event) in events.enumerated() {
+            let state = Journal(count: count, last: event)
+            tree = try TreeEncoding.tree(of: state, previous: previous, trees: trees)
+            // What a tree made without the trees met before says, and the changes from the previous one.
+            #expect(PageJSON.text(of: tree) == PageJSON.text(of: try TreeEncoding.tree(of: state)), "\(count)")
+            if let previous {
+                #expect(previous.applying(TreeDiff.changes(from: previous, to: tree))?.isEquivalent(to: tree) == true)
+            }
+            shown.append(tree)
+            previous = tree
+        }
+        // The fourth state's event is the first's: the same tree.
+        #expect(shown[3].node?.child(named: "last") == shown[0].node?.child(named: "last"))
+        #expect(shown[12].node?.child(named: "last") == shown[1].node?.child(named: "last"))
+        // A member whose tree is large is not kept: every version of it would stay alive.
+        let large = Event.note(text: String(repeating: "x", count: MemberTrees.largestTree), size: 0)
+        trees.keep(try TreeEncoding.tree(of: large), of: large)
+        #expect(trees.tree(of: large) == nil)
+        #expect(trees.tree(of: Event.note(text: "short", size: 1)) != nil)
+    }
+
     @Test("a class instance inside a state is encoded again each time: it can change behind the same reference")
     func classesAreNotReused() throws {
         let box = Box(1)

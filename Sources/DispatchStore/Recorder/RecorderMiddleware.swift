@@ -167,7 +167,7 @@ public final class RecorderMiddleware: Middleware {
     /// - Returns: `true` when the stores were restored (and their observers called); `false` at the
     ///   oldest entry, when not registered with a dispatcher, when called from inside a store's
     ///   `updateState` or `reduce`, or when a store refuses changes made outside its actions
-    ///   (``AnyStore/outsideChangeRefusal``).
+    ///   (as a replicated store does).
     /// - Complexity: O(*n* + *m*), where *n* is the number of the dispatcher's stores (all are locked
     ///   and set at one instant) and *m* the number of observers of the stores that change (each
     ///   called once); the length of the history does not count.
@@ -181,7 +181,7 @@ public final class RecorderMiddleware: Middleware {
     /// - Returns: `true` when the stores were restored (and their observers called); `false` at the
     ///   newest entry, when not registered with a dispatcher, when called from inside a store's
     ///   `updateState` or `reduce`, or when a store refuses changes made outside its actions
-    ///   (``AnyStore/outsideChangeRefusal``).
+    ///   (as a replicated store does).
     /// - Complexity: O(*n* + *m*), where *n* is the number of the dispatcher's stores (all are locked
     ///   and set at one instant) and *m* the number of observers of the stores that change (each
     ///   called once); the length of the history does not count.

@@ -64,7 +64,7 @@ extension PageData {
         body.byte(",")
         body.write(typeNumber(of: record.action))
         body.byte(",")
-        body.write(Self.tree(of: record.action))
+        writeAction(record.action)
         body.raw(",[")
         var failures: [(Int, String)] = []
         for (index, step) in record.steps.enumerated() {
@@ -90,6 +90,18 @@ extension PageData {
             notes: changes.compactMap { change in change.note.map { (change.store, $0) } }
         )
         body.byte("]")
+    }
+
+    /// An action's tree, or the text written for an equal action before (``ActionTexts``).
+    mutating func writeAction(_ action: any ActionType) {
+        let key = ActionTexts.key(of: action)
+        if let key, let text = actionTexts.text(for: key) {
+            body.append(text)
+            return
+        }
+        let start = body.bytes.count
+        body.write(Self.tree(of: action))
+        if let key { actionTexts.keep(Array(body.bytes[start...]), for: key) }
     }
 
     mutating func writeExtra(_ record: TransactionRecord, failures: [(Int, String)], notes: [(Int, String)]) {

@@ -45,7 +45,12 @@ struct PageData {
     var body = PageJSON()
     private var paths: [[PathSegment]] = [[]]
     private var pathIndex: [[PathSegment]: Int] = [[]: 0]
+    /// The numbers of the paths met lately (0 when none), most recent in no particular slot.
+    private var recentPaths = [0, 0, 0, 0, 0, 0, 0, 0]
+    private var nextRecentPath = 0
     var types: [String] = []
+    /// The texts of the actions written so far.
+    var actionTexts = ActionTexts()
     private var typeIndex: [ObjectIdentifier: Int] = [:]
     /// The line and file of the previous replayed row, for rows that follow it.
     var lastLine: Int?
@@ -124,7 +129,18 @@ struct PageData {
     // MARK: Pieces
 
     mutating func pathNumber(_ path: [PathSegment]) -> Int {
-        if let number = pathIndex[path] { return number }
+        // The root, or a path met lately (rows change the same containers), before a hash lookup.
+        if path.isEmpty { return 0 }
+        for recent in recentPaths where paths[recent] == path {
+            return recent
+        }
+        let number = pathIndex[path] ?? addPath(path)
+        recentPaths[nextRecentPath] = number
+        nextRecentPath = (nextRecentPath + 1) % recentPaths.count
+        return number
+    }
+
+    private mutating func addPath(_ path: [PathSegment]) -> Int {
         pathIndex[path] = paths.count
         paths.append(path)
         return paths.count - 1

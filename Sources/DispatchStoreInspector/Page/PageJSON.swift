@@ -23,6 +23,8 @@ struct PageJSON {
     /// The names of struct fields, each written once in the key table.
     private var keyIndex: [String: Int] = [:]
     private(set) var keyTable: [String] = []
+    /// The number ``keyNumber(_:)`` gave last.
+    private var lastKeyNumber = 0
     /// Whether object keys go through the key table (the page) or are written as strings (a
     /// dictionary key's or a set member's text, which must not depend on the page).
     private let usesKeyTable: Bool
@@ -203,7 +205,19 @@ struct PageJSON {
 
     /// The index of a struct field's name in the key table, adding it.
     mutating func keyNumber(_ key: String) -> Int {
-        if let number = keyIndex[key] { return number }
+        // A struct's fields come in the order they were first numbered: the one after the last
+        // key, or the last key again, before a hash lookup.
+        let next = lastKeyNumber + 1
+        if next < keyTable.count, keyTable[next] == key {
+            lastKeyNumber = next
+            return next
+        }
+        if lastKeyNumber < keyTable.count, keyTable[lastKeyNumber] == key { return lastKeyNumber }
+        if let number = keyIndex[key] {
+            lastKeyNumber = number
+            return number
+        }
+        lastKeyNumber = keyTable.count
         keyIndex[key] = keyTable.count
         keyTable.append(key)
         return keyTable.count - 1

@@ -14,10 +14,16 @@ struct InspectorState {
     private(set) var rows: [TimelineRow] = []
     private var head = 0
     private(set) var nextRowNumber = 0
-    private(set) var keptTransactions = 0
-    private(set) var droppedTransactions = 0
+    /// The transactions kept, as rows or waiting in `ended`.
+    var keptTransactions = 0
+    var droppedTransactions = 0
     /// Transactions under way: when their first store began, and the states read after each store.
-    var pending: [UInt64: Pending] = [:]
+    /// (As many as the threads running transactions: an array searched from its end.)
+    var pending: [Pending] = []
+    /// Live transactions that ended after the last row, oldest first, from `endedHead` on: their
+    /// rows are made when the rows are read (``settle()``); those before `endedHead` are `nil`.
+    var ended: [EndedTransaction?] = []
+    var endedHead = 0
     /// Every problem met, the first `maximumProblems` of them with their text.
     private(set) var problems: [Problem] = []
     private(set) var problemCount = 0
@@ -39,9 +45,10 @@ struct InspectorState {
 
     /// A transaction under way.
     struct Pending {
+        let id: UInt64
         var start: ContinuousClock.Instant?
         /// The states read after each store applied the action, in the order they did.
-        var captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)] = []
+        var captures: [Capture] = []
     }
 
     /// What the page's header says about the rows' origin.
@@ -125,18 +132,43 @@ struct InspectorState {
 
     /// Adds a row, made from its number; drops the oldest rows when more than `limit`
     /// transactions are kept.
+    ///
+    /// A row that is not a transaction's comes after the rows of the transactions that ended
+    /// before it (``settle()``). `isCounted` says whether a transaction was counted already, when
+    /// it ended (``keep(_:)``). Returns the row's number.
     @discardableResult
-    mutating func append(time: Date, _ content: TimelineRow.Content, changes: [StoreChanges] = []) -> Int {
+    mutating func append(
+        time: Date,
+        _ content: TimelineRow.Content,
+        changes: [StoreChanges] = [],
+        isCounted: Bool = false
+    ) -> Int {
+        guard case .transaction = content else {
+            settle()
+            let number = nextRowNumber
+            nextRowNumber += 1
+            rows.append(TimelineRow(number: number, time: time, content: content, changes: changes))
+            return number
+        }
         let number = nextRowNumber
         nextRowNumber += 1
         rows.append(TimelineRow(number: number, time: time, content: content, changes: changes))
-        if case .transaction = content {
+        if !isCounted {
             keptTransactions += 1
             while keptTransactions > limit {
-                dropOldestRow()
+                dropOldest()
             }
         }
         return number
+    }
+
+    /// Drops the oldest row, or when none is kept, the oldest transaction waiting for its row.
+    mutating func dropOldest() {
+        if head < rows.count {
+            dropOldestRow()
+        } else {
+            dropOldestEnded()
+        }
     }
 
     /// The kept row numbered `number`, to change it.
@@ -182,7 +214,7 @@ struct InspectorState {
     /// Keeps the states read for `captures`, after row `row`: the row's changes, to encode when
     /// the page is written (or sooner, when too many states wait).
     mutating func changes(
-        for captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)],
+        for captures: [Capture],
         row: Int,
         expected: [(store: Int, number: UInt64)] = []
     ) -> [StoreChanges] {
@@ -215,7 +247,7 @@ struct InspectorState {
     mutating func append(
         _ cut: [StoreSnapshot],
         time: Date,
-        content: ([(store: Int, state: any StateType, sequenceNumber: UInt64)]) -> TimelineRow.Content
+        content: ([Capture]) -> TimelineRow.Content
     ) {
         let captures = cut.map { snapshot in
             (
@@ -236,9 +268,11 @@ struct InspectorState {
     }
 
     /// Encodes the older half of the states waiting for stores that keep too many.
-    mutating func encodeIfOverBudget(_ captures: [(store: Int, state: any StateType, sequenceNumber: UInt64)]) {
-        for capture in captures where stores[capture.store].isOverBudget {
-            encode(capture.store, count: stores[capture.store].waitingCount / 2)
+    mutating func encodeIfOverBudget(_ captures: [Capture]) {
+        // By index: a capture holds a state, which a loop over the captures would copy.
+        for index in captures.indices {
+            let store = captures[index].store
+            if stores[store].isOverBudget { encode(store, count: stores[store].waitingCount / 2) }
         }
     }
 

@@ -19,6 +19,10 @@ struct StoreTrack {
     var reflected = false
     /// Why encoding failed, the first time it did.
     var encodingFailure: String?
+    /// How the store's states are encoded, found from the first one (a store's states have one type).
+    private var encoder: StateEncoder?
+    /// The trees of members met in the store's states, to reuse for equal members.
+    private let memberTrees = MemberTrees()
     /// The latest encoded state: it keeps alive the buffers the tree's fingerprints refer to.
     private var value: (any StateType)?
     /// The latest encoded state's tree; `.null` when nothing is encoded.
@@ -57,6 +61,12 @@ struct StoreTrack {
         self.identifier = identifier
         self.typeName = typeName
         self.waitsFor = waitsFor
+    }
+
+    /// How many states the track holds: those waiting, those taken from the waiting ones and not
+    /// let go yet, and the starting value.
+    var heldStateCount: Int {
+        waiting.count + (base == nil ? 0 : 1)
     }
 
     /// How many states wait to be encoded.
@@ -142,12 +152,17 @@ struct StoreTrack {
     }
 
     private mutating func makeTree(_ state: any StateType) -> InspectedValue {
-        if !reflected, let encodable = state as? any Encodable {
-            func open<Value: Encodable>(_ value: Value) throws -> InspectedValue {
-                try TreeEncoding.tree(of: value, previous: tree)
-            }
+        if !reflected {
             do {
-                return try open(encodable)
+                if let encoded = try encoder?.tree(state, tree, memberTrees) { return encoded }
+                // The first state, or one of another type (a subclass): found as `any Encodable`.
+                if let encodable = state as? any Encodable {
+                    encoder = StateEncoder(encodable)
+                    func open<Value: Encodable>(_ value: Value) throws -> InspectedValue {
+                        try TreeEncoding.tree(of: value, previous: tree, trees: memberTrees)
+                    }
+                    return try open(encodable)
+                }
             } catch {
                 // Shown through reflection from now on, so that one store's states are comparable.
                 reflected = true
@@ -168,8 +183,12 @@ struct StoreTrack {
             let state = waiting[waitingStart].value
             waitingStart += 1
             restart(with: state, at: row + 1)
+            // The states before `waitingStart` are let go, not kept until the page is written.
             if waitingStart == waiting.count {
                 waiting = []
+                waitingStart = 0
+            } else if waitingStart >= 1_024, waitingStart * 2 >= waiting.count {
+                waiting.removeFirst(waitingStart)
                 waitingStart = 0
             }
             return
@@ -207,5 +226,24 @@ struct StoreTrack {
             24 + container.count * 8 + values.reduce(0) { $0 + estimatedSize(of: $1) }
         case .replace(let value): 8 + estimatedSize(of: value)
         }
+    }
+}
+
+/// Encodes the states of one `Encodable` type, found once: each state is then cast to that type
+/// rather than looked up as `any Encodable`.
+private struct StateEncoder {
+    /// The tree of a state, given the previous tree and the store's trees of members met before;
+    /// `nil` when the state is of another type.
+    let tree: (any StateType, InspectedValue, MemberTrees) throws -> InspectedValue?
+
+    init(_ first: any Encodable) {
+        func make<Value: Encodable>(_: Value) -> (any StateType, InspectedValue, MemberTrees) throws -> InspectedValue?
+        {
+            { state, previous, trees in
+                guard let value = state as? Value else { return nil }
+                return try TreeEncoding.tree(of: value, previous: previous, trees: trees)
+            }
+        }
+        tree = make(first)
     }
 }

@@ -8,10 +8,13 @@ final class TreeEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     /// The tree of the value this encoder encodes the next version of.
     let previous: InspectedValue?
+    /// Trees of members met before (a store's), or `nil`.
+    let trees: MemberTrees?
     private var slot: Slot?
 
-    init(previous: InspectedValue?) {
+    init(previous: InspectedValue?, trees: MemberTrees? = nil) {
         self.previous = previous
+        self.trees = trees
     }
 
     /// The encoded value; an empty object when it encoded nothing.
@@ -24,14 +27,14 @@ final class TreeEncoder: Encoder {
         if case .builder(let existing) = slot, existing.kind == .object {
             builder = existing
         } else {
-            builder = NodeBuilder(kind: .object, previous: previous?.node)
+            builder = NodeBuilder(kind: .object, previous: previous?.node, trees: trees)
             slot = .builder(builder)
         }
         return KeyedEncodingContainer(KeyedContainer<Key>(builder: builder))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let builder = NodeBuilder(kind: .array, previous: previous?.node)
+        let builder = NodeBuilder(kind: .array, previous: previous?.node, trees: trees)
         slot = .builder(builder)
         return UnkeyedContainer(builder: builder)
     }
@@ -69,12 +72,14 @@ private enum Slot {
 private final class NodeBuilder {
     let kind: InspectedNode.Kind
     let previous: InspectedNode?
+    let trees: MemberTrees?
     var keys: [String] = []
     var slots: [Slot] = []
 
-    init(kind: InspectedNode.Kind, previous: InspectedNode?) {
+    init(kind: InspectedNode.Kind, previous: InspectedNode?, trees: MemberTrees?) {
         self.kind = kind
         self.previous = previous?.kind == kind ? previous : nil
+        self.trees = trees
     }
 
     /// The previous version of the member that comes next under `key` (`nil` for an array).
@@ -91,7 +96,12 @@ private final class NodeBuilder {
 
     func append<Value: Encodable>(_ value: Value, key: String?) throws {
         let earlier = previousMember(key)
-        let member = try TreeEncoding.member(value, previous: earlier?.value, previousFingerprint: earlier?.fingerprint)
+        let member = try TreeEncoding.member(
+            value,
+            previous: earlier?.value,
+            previousFingerprint: earlier?.fingerprint,
+            trees: trees
+        )
         append(.value(member.value, member.fingerprint), key: key)
     }
 
@@ -141,13 +151,21 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         keyedBy keyType: NestedKey.Type,
         forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
-        let nested = NodeBuilder(kind: .object, previous: builder.previousMember(key.stringValue)?.value.node)
+        let nested = NodeBuilder(
+            kind: .object,
+            previous: builder.previousMember(key.stringValue)?.value.node,
+            trees: builder.trees
+        )
         builder.append(.builder(nested), key: key.stringValue)
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(builder: nested))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let nested = NodeBuilder(kind: .array, previous: builder.previousMember(key.stringValue)?.value.node)
+        let nested = NodeBuilder(
+            kind: .array,
+            previous: builder.previousMember(key.stringValue)?.value.node,
+            trees: builder.trees
+        )
         builder.append(.builder(nested), key: key.stringValue)
         return UnkeyedContainer(builder: nested)
     }
@@ -161,7 +179,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     private func superEncoder(named name: String) -> any Encoder {
-        let encoder = TreeEncoder(previous: builder.previousMember(name)?.value)
+        let encoder = TreeEncoder(previous: builder.previousMember(name)?.value, trees: builder.trees)
         builder.append(.encoder(encoder), key: name)
         return encoder
     }
@@ -195,19 +213,19 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
-        let nested = NodeBuilder(kind: .object, previous: builder.previousMember(nil)?.value.node)
+        let nested = NodeBuilder(kind: .object, previous: builder.previousMember(nil)?.value.node, trees: builder.trees)
         builder.append(.builder(nested), key: nil)
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(builder: nested))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let nested = NodeBuilder(kind: .array, previous: builder.previousMember(nil)?.value.node)
+        let nested = NodeBuilder(kind: .array, previous: builder.previousMember(nil)?.value.node, trees: builder.trees)
         builder.append(.builder(nested), key: nil)
         return UnkeyedContainer(builder: nested)
     }
 
     mutating func superEncoder() -> any Encoder {
-        let encoder = TreeEncoder(previous: builder.previousMember(nil)?.value)
+        let encoder = TreeEncoder(previous: builder.previousMember(nil)?.value, trees: builder.trees)
         builder.append(.encoder(encoder), key: nil)
         return encoder
     }
@@ -279,6 +297,6 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        encoder.set(try TreeEncoding.fresh(value, previous: encoder.previous))
+        encoder.set(try TreeEncoding.fresh(value, previous: encoder.previous, trees: encoder.trees))
     }
 }

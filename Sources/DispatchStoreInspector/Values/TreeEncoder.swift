@@ -9,35 +9,48 @@
 /// a set by member, an array by position. Everything else goes through `encode(to:)` with this
 /// module's `Encoder`.
 enum TreeEncoding {
-    /// The tree of `value`, sharing what it can with `previous`.
+    /// The tree of `value`, sharing what it can with `previous` and with the trees of equal members
+    /// met before (`trees`, a store's).
     ///
     /// - Throws: What `value`'s `encode(to:)` throws.
-    static func tree<Value: Encodable>(of value: Value, previous: InspectedValue? = nil) throws -> InspectedValue {
-        try fresh(value, previous: previous)
+    static func tree<Value: Encodable>(
+        of value: Value,
+        previous: InspectedValue? = nil,
+        trees: MemberTrees? = nil
+    ) throws -> InspectedValue {
+        try fresh(value, previous: previous, trees: trees)
     }
 
     /// A member: `previous` itself when `value` has its fingerprint, a new tree otherwise.
     static func member<Value: Encodable>(
         _ value: Value,
         previous: InspectedValue?,
-        previousFingerprint: Fingerprint?
+        previousFingerprint: Fingerprint?,
+        trees: MemberTrees?
     ) throws -> (value: InspectedValue, fingerprint: Fingerprint?) {
         let fingerprint = Fingerprint(of: value)
         if let fingerprint, let previous, fingerprint == previousFingerprint {
             return (previous, fingerprint)
         }
-        return (try fresh(value, previous: previous), fingerprint)
+        return (try fresh(value, previous: previous, trees: trees), fingerprint)
     }
 
     /// The tree of `value`, encoded again (its members may still be reused).
-    static func fresh<Value: Encodable>(_ value: Value, previous: InspectedValue?) throws -> InspectedValue {
+    static func fresh<Value: Encodable>(
+        _ value: Value,
+        previous: InspectedValue?,
+        trees: MemberTrees? = nil
+    ) throws -> InspectedValue {
         if let scalar = scalar(value) { return scalar }
         if let dictionary = value as? any InspectableCollection {
             return .node(try dictionary.inspectedNode(previous: previous?.node))
         }
-        let encoder = TreeEncoder(previous: previous)
+        if let known = trees?.tree(of: value) { return known }
+        let encoder = TreeEncoder(previous: previous, trees: trees)
         try value.encode(to: encoder)
-        return encoder.result()
+        let tree = encoder.result()
+        trees?.keep(tree, of: value)
+        return tree
     }
 
     /// The common scalars, without an encoder or a dynamic cast.

@@ -27,6 +27,7 @@ extension ActionLog {
     ///   the action's type has no name another process could read (see ``StablyNamed``), or
     ///   ``ActionLogError/Code/unencodableAction`` when its `Encodable` conformance throws.
     /// - Note: Thread-safe.
+    @_spi(DispatchStoreNATS)
     public static func record<Action: ActionType & Encodable>(
         of action: Action,
         id: UInt64 = 0,
@@ -75,6 +76,7 @@ extension ActionLog {
     /// makes each name into a string once.
     ///
     /// - Note: Not thread-safe: use one decoder on one thread at a time.
+    @_spi(DispatchStoreNATS)
     public struct RecordDecoder {
         /// What the records are read from, for error messages: a file, a stream.
         public let source: String

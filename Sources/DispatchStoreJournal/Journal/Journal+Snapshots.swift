@@ -6,6 +6,7 @@ extension Journal {
     ///
     /// Made by ``Journal/decodeSnapshot(_:for:source:migrations:)``; nothing is changed until
     /// ``restore()`` is called.
+    @_spi(DispatchStoreNATS)
     public struct SnapshotContents: Sendable {
         /// The position the snapshot was taken at, as given to
         /// ``Journal/encodeSnapshot(of:storeIdentifiers:position:destination:)``.
@@ -71,6 +72,7 @@ extension Journal {
     ///   cannot be read (the calling thread is inside a store's `updateState` or `reduce(_:into:)`).
     /// - Note: Thread-safe. The cut holds the states of the stores at one instant, with no commit in
     ///   between; take it when nothing but your own code changes them if `position` is to describe it.
+    @_spi(DispatchStoreNATS)
     public static func encodeSnapshot(
         of dispatcher: Dispatcher,
         storeIdentifiers: [String],
@@ -131,6 +133,7 @@ extension Journal {
     ///   ``JournalError/Code/newerFormat``, ``JournalError/Code/newerStateVersion``,
     ///   ``JournalError/Code/missingMigration`` or ``JournalError/Code/undecodableState``.
     /// - Note: Thread-safe.
+    @_spi(DispatchStoreNATS)
     public static func decodeSnapshot(
         _ data: Data,
         for dispatcher: Dispatcher,

@@ -1,4 +1,4 @@
-import DispatchStore
+@_spi(DispatchStoreNATS) import DispatchStore
 import Foundation
 
 extension Journal {

@@ -37,7 +37,7 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible, 
         public static let unrecoverable = Code(name: "unrecoverable")
         /// A store's state or action type is not `Codable`, so the journal cannot keep it.
         public static let notCodable = Code(name: "notCodable")
-        /// A store refuses changes made outside its actions (``DispatchStore/AnyStore/outsideChangeRefusal``),
+        /// A store refuses changes made outside its actions (as a replicated store does),
         /// which recovery would make.
         public static let outsideChangeRefused = Code(name: "outsideChangeRefused")
         /// A store had applied actions before the journal was opened.

@@ -8,7 +8,7 @@
 
 import CNATS
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import DispatchStoreNATS
 import Foundation
 import NATSTestSupport

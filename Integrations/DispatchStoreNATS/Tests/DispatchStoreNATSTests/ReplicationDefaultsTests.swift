@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 import NATSTestSupport
 import TestSupport

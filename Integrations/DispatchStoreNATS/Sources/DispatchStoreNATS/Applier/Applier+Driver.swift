@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 extension Applier {
@@ -66,11 +66,16 @@ extension Applier {
 
     /// Applies, or skips, the messages delivered meanwhile, in order.
     private func deliverInbox() {
-        let batch = lock.withLock {
-            defer { inbox.removeAll(keepingCapacity: true) }
+        var batch = spareInbox
+        spareInbox = []
+        lock.withLock {
+            swap(&inbox, &batch)
             // Deliveries waiting for room go on.
-            if inbox.count >= Self.inboxLimit { lock.broadcast() }
-            return inbox
+            if batch.count >= Self.inboxLimit { lock.broadcast() }
+        }
+        defer {
+            batch.removeAll(keepingCapacity: true)
+            spareInbox = batch
         }
         for (message, generation) in batch {
             let (delivery, reread) = lock.withLock {

@@ -16,30 +16,44 @@ extension Applier {
         send: () -> Void
     ) async -> ApplierWaitResult {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: Waiter) in
-                // Checked under the lock that the cancellation handler takes: none is missed.
-                let start = lock.withLock {
-                    let start = machine.beginAttempt(
-                        messageID,
-                        first: first,
-                        deadline: deadline,
-                        waiter: waiter,
-                        isCancelled: Task.isCancelled
-                    )
-                    switch start {
-                    case .send(let timer), .wait(let timer): setTimer(timer)
-                    case .resume: break
-                    }
-                    return start
-                }
-                switch start {
-                case .send: send()
-                case .wait: break
-                case .resume(let result): waiter.resume(returning: result)
-                }
+            await withUnsafeContinuation { (waiter: Waiter) in
+                beginAttempt(messageID, first: first, deadline: deadline, waiter: waiter, send: send)
             }
         } onCancel: {
             resume(lock.withLock { machine.cancelAttempt(messageID) })
+        }
+    }
+
+    /// Registers the wait of an attempt and sends its message, or resumes `waiter` at once.
+    ///
+    /// Not inlined: what it holds stays on the thread's stack, out of the perform's async frame.
+    @inline(never)
+    private func beginAttempt(
+        _ messageID: String,
+        first: Bool,
+        deadline: ContinuousClock.Instant,
+        waiter: Waiter,
+        send: () -> Void
+    ) {
+        // Checked under the lock that the cancellation handler takes: none is missed.
+        let start = lock.withLock {
+            let start = machine.beginAttempt(
+                messageID,
+                first: first,
+                deadline: deadline,
+                waiter: waiter,
+                isCancelled: Task.isCancelled
+            )
+            switch start {
+            case .send(let timer), .wait(let timer): setTimer(timer)
+            case .resume: break
+            }
+            return start
+        }
+        switch start {
+        case .send: send()
+        case .wait: break
+        case .resume(let result): waiter.resume(returning: result)
         }
     }
 
@@ -60,7 +74,7 @@ extension Applier {
     func waitUntilApplied(through target: UInt64, deadline: ContinuousClock.Instant?) async throws(ReplicationError) {
         let id = Locked<UInt64?>(nil)
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: Waiter) in
+            await withUnsafeContinuation { (waiter: Waiter) in
                 let immediate = lock.withLock { () -> ApplierWaitResult? in
                     switch machine.beginSequenceWait(
                         through: target,
@@ -93,7 +107,7 @@ extension Applier {
     /// tests' redelivery), and returns once the messages applied before were delivered again (and
     /// skipped); at once when there are none.
     func readAgain(from sequence: UInt64) async {
-        _ = await withCheckedContinuation { (waiter: Waiter) in
+        _ = await withUnsafeContinuation { (waiter: Waiter) in
             let immediate = lock.withLock {
                 let immediate = machine.requestRereading(from: sequence, waiter: waiter, now: .now)
                 lock.broadcast()

@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 /// A replica's applier: its ``ApplierMachine`` behind a lock, one driver thread that reads the
@@ -13,9 +13,15 @@ import Foundation
 /// time it was told (a reader to open again, a quiet stream to check).
 final class Applier: @unchecked Sendable {
     // @unchecked: `machine`, `inbox` and `lagListeners` are only touched holding `lock`; `reader`,
-    // `decoder` and `lastResult` only by the driver thread (and by `start` before the thread).
+    // `spareInbox`, `decoder` and `lastResult` only by the driver thread (and by `start` before the
+    // thread).
 
-    typealias Waiter = CheckedContinuation<ApplierWaitResult, Never>
+    /// A task waiting on the machine.
+    ///
+    /// Unchecked: the machine hands each waiter out exactly once (in a resumption, or never while
+    /// it waits), which its tests check; a checked continuation would cost an allocation and an
+    /// atomic exchange per perform.
+    typealias Waiter = UnsafeContinuation<ApplierWaitResult, Never>
 
     /// What the applier works with, fixed when the replication starts.
     struct Context: Sendable {
@@ -47,8 +53,10 @@ final class Applier: @unchecked Sendable {
     var inbox: [(message: DeliveredMessage, generation: Int)] = []
     var lagListeners: [UInt64: AsyncStream<Replication.Lag>.Continuation] = [:]
     var nextListener: UInt64 = 0
-    /// The driver's: the reader, the decoder, and the result of the dispatch being made.
+    /// The driver's: the reader, the decoder, the result of the dispatch being made, and an empty
+    /// inbox that takes the place of the full one (so that no batch allocates one).
     var reader: StreamReader?
+    var spareInbox: [(message: DeliveredMessage, generation: Int)] = []
     var decoder: ActionLog.RecordDecoder
     var lastResult: DispatchResult?
     let snapshotWriter: SnapshotWriter?
@@ -235,7 +243,9 @@ final class Applier: @unchecked Sendable {
         let (resumptions, failure) = lock.withLock {
             let running = !machine.hasStopped
             let resumptions = event(&machine)
-            guard running, let failure = machine.failure else { return (resumptions, nil as ReplicationError?) }
+            guard running, machine.hasStopped, let failure = machine.failure else {
+                return (resumptions, nil as ReplicationError?)
+            }
             lock.broadcast()
             return (resumptions, failure)
         }

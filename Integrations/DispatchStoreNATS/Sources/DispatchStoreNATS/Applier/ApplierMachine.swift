@@ -66,8 +66,12 @@ struct ApplierMachine<Waiter> {
     var reader: Reader
     var generation = 0
     /// The replica's failure, or its close: every wait fails with it from then on.
-    var failure: ReplicationError?
-    var isClosed = false
+    private(set) var failure: ReplicationError?
+    private(set) var isClosed = false
+    /// Whether the replica stopped (failed or closed): no wait begins, none is pending.
+    ///
+    /// A flag of its own, since every event asks it: reading `failure` would copy an error.
+    private(set) var hasStopped = false
     /// Whether a check of the stream's end is under way.
     var checkingEnd = false
     /// Counts, for ``Replication/catchUp`` and the tests.
@@ -110,11 +114,6 @@ struct ApplierMachine<Waiter> {
         reader = .due(from: applied + 1, at: now)
     }
 
-    /// Whether the replica stopped (failed or closed): no wait begins, none is pending.
-    var hasStopped: Bool {
-        failure != nil || isClosed
-    }
-
     /// The error waits end with once the replica stopped.
     var stopError: ReplicationError {
         failure
@@ -138,6 +137,7 @@ struct ApplierMachine<Waiter> {
     mutating func fail(_ error: ReplicationError) -> [Resumption] {
         guard !hasStopped else { return [] }
         failure = error
+        hasStopped = true
         return endEverything(with: error)
     }
 
@@ -145,6 +145,7 @@ struct ApplierMachine<Waiter> {
     mutating func close() -> [Resumption] {
         guard !hasStopped else { return [] }
         isClosed = true
+        hasStopped = true
         return endEverything(with: stopError)
     }
 

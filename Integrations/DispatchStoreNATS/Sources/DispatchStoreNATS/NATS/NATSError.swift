@@ -1,3 +1,5 @@
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
+
 /// A failure talking to NATS, naming the servers, the stream or bucket involved and, for a JetStream
 /// error, its code.
 ///

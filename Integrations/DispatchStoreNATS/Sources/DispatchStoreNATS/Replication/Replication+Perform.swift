@@ -1,5 +1,5 @@
 public import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 extension Replication {
@@ -28,6 +28,18 @@ extension Replication {
         timeout: Duration? = nil
     ) async throws(ReplicationError) -> AppliedMessage {
         let deadline = ContinuousClock.now + (timeout ?? configuration.timeout)
+        let (record, messageID) = try record(of: action)
+        return try await append(record, messageID: messageID, deadline: deadline)
+    }
+
+    /// The record of `action` and its message id.
+    ///
+    /// Not inlined, as the rest of a perform's work outside its waits: what it holds stays on the
+    /// thread's stack, not in the perform's async frame, which the task allocates per perform.
+    @inline(never)
+    private func record<Action: ActionType & Encodable>(
+        of action: Action
+    ) throws(ReplicationError) -> (Data, String) {
         let stream = configuration.stream
         guard let stores = storesByActionType[ObjectIdentifier(Action.self)] else {
             throw ReplicationError(
@@ -41,19 +53,31 @@ extension Replication {
             counter += 1
             return counter
         }
-        let messageID = "\(messagePrefix)\(number)"
-        let record: Data
         do {
-            record = try ActionLog.record(
+            let record = try ActionLog.record(
                 of: action,
                 id: number,
                 mode: .sync,
                 storeIdentifiers: stores,
                 destination: "stream \(stream)"
             )
+            return (record, "\(messagePrefix)\(number)")
         } catch {
             throw ReplicationError(.invalidSetup, stream: stream, message: error.message)
         }
+    }
+
+    /// Appends `record` as the message `messageID`, trying again with the same id while the stream
+    /// does not acknowledge it, and returns once this replica applied it.
+    ///
+    /// What an attempt ended with is looked at by functions that are not inlined, so that this async
+    /// frame holds little (one attempt's result, a pointer): the task's allocator then keeps it in the
+    /// slab it has.
+    private func append(
+        _ record: Data,
+        messageID: String,
+        deadline: ContinuousClock.Instant
+    ) async throws(ReplicationError) -> AppliedMessage {
         var delay = Duration.milliseconds(50)
         var first = true
         while true {
@@ -63,35 +87,59 @@ extension Replication {
                     to: configuration.subject,
                     messageID: messageID,
                     timeout: Self.attemptTimeout,
-                    stream: stream
+                    stream: configuration.stream
                 )
             }
             first = false
-            switch attempt {
-            case .applied(let outcome):
-                return outcome
-            case .failed(let error):
-                applier.forget(messageID)
-                throw error
-            case .reached:
-                preconditionFailure("DispatchStoreNATS: an attempt of message \(messageID) ended as a sequence wait")
-            case .appendFailed(let error):
-                switch error.code {
-                case .timeout, .noResponders, .jetStream, .other:
-                    // A leader being elected, a server lost, a connection moving: the same id again,
-                    // which the stream stores once.
-                    try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
-                    delay = min(delay * 2, .milliseconds(500))
-                default:
-                    applier.forget(messageID)
-                    throw ReplicationError(
-                        error.code == .notPermitted ? .notPermitted : .unavailable,
-                        stream: stream,
-                        natsError: error,
-                        message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"
-                    )
-                }
+            guard Self.mayPass(attempt) else {
+                return try outcome(of: attempt, messageID: messageID)
             }
+            // A leader being elected, a server lost, a connection moving: the same id again, which
+            // the stream stores once.
+            await Self.pause(for: delay, until: deadline)
+            delay = min(delay * 2, .milliseconds(500))
+        }
+    }
+
+    /// Sleeps for `delay`, or until `deadline` when that comes first (at once when cancelled).
+    ///
+    /// A function of its own: its frame is allocated only when an append is tried again.
+    @inline(never)
+    private static func pause(for delay: Duration, until deadline: ContinuousClock.Instant) async {
+        try? await Task.sleep(for: min(delay, max(.zero, deadline - ContinuousClock.now)))
+    }
+
+    /// Whether an attempt ended with a failure of its append that may pass (a timeout, no
+    /// responders, a JetStream or other error): the append is tried again.
+    @inline(never)
+    private static func mayPass(_ attempt: ApplierWaitResult) -> Bool {
+        guard case .appendFailed(let error) = attempt else { return false }
+        switch error.code {
+        case .timeout, .noResponders, .jetStream, .other: return true
+        default: return false
+        }
+    }
+
+    /// What a perform returns, or throws, after an attempt that ended for good.
+    @inline(never)
+    private func outcome(of attempt: ApplierWaitResult, messageID: String) throws(ReplicationError) -> AppliedMessage {
+        switch attempt {
+        case .applied(let outcome):
+            return outcome
+        case .failed(let error):
+            applier.forget(messageID)
+            throw error
+        case .reached:
+            preconditionFailure("DispatchStoreNATS: an attempt of message \(messageID) ended as a sequence wait")
+        case .appendFailed(let error):
+            applier.forget(messageID)
+            let stream = configuration.stream
+            throw ReplicationError(
+                error.code == .notPermitted ? .notPermitted : .unavailable,
+                stream: stream,
+                natsError: error,
+                message: "message \(messageID) was refused by stream \(stream): \(clause(of: error))"
+            )
         }
     }
 

@@ -1,5 +1,5 @@
-import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStore
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 /// A store's sequence number, read without its generic types.

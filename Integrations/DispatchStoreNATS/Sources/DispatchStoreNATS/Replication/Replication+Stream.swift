@@ -1,4 +1,5 @@
 import DispatchStore
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 extension Replication {

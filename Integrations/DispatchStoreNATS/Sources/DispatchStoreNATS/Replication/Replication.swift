@@ -1,5 +1,5 @@
-public import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) public import DispatchStore
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 /// Replicates chosen stores of a dispatcher through a NATS JetStream stream: every replica appends

@@ -1,3 +1,5 @@
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
+
 /// A problem starting, feeding or running a ``Replication``, naming the stream, the servers and,
 /// where one is involved, the store, the message's sequence number and the NATS error behind it.
 ///

@@ -1,4 +1,5 @@
 import DispatchStore
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 /// Where a replication keeps its snapshots: a JetStream key-value bucket holding each snapshot's

@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import Foundation
 
 /// Writes a replica's snapshots to the bucket one at a time, off the applier's thread; a snapshot

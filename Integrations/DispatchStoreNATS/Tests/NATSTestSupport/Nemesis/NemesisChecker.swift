@@ -1,5 +1,5 @@
 import DispatchStore
-import DispatchStoreJournal
+@_spi(DispatchStoreNATS) import DispatchStoreJournal
 import DispatchStoreNATS
 import Foundation
 import TestSupport

@@ -9,7 +9,7 @@ import Darwin
 /// A nemesis replica's process (``NemesisWorker``), started, killed, paused and stopped by its
 /// process id; every start appends to the same log.
 final class NemesisReplicaProcess: @unchecked Sendable {
-    // @unchecked: `process` and `watcher` are only touched holding `lock`.
+    // @unchecked: `process`, `watcher` and `launchOffset` are only touched holding `lock`.
 
     let name: String
     let log: URL
@@ -19,6 +19,8 @@ final class NemesisReplicaProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var process: Process?
     private var watcher: (process: Process, pipe: Pipe)?
+    /// The size of the log when the process was last started: what follows is the new process's.
+    private var launchOffset = 0
 
     init(name: String, executable: URL, servers: [String], stream: String, directory: URL) {
         self.name = name
@@ -35,6 +37,7 @@ final class NemesisReplicaProcess: @unchecked Sendable {
         }
         let handle = try FileHandle(forWritingTo: output)
         handle.seekToEndOfFile()
+        let offset = (try? FileManager.default.attributesOfItem(atPath: log.path)[.size] as? Int) ?? 0
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -46,6 +49,7 @@ final class NemesisReplicaProcess: @unchecked Sendable {
         lock.lock()
         self.process = process
         self.watcher = watcher
+        launchOffset = offset
         lock.unlock()
     }
 
@@ -76,18 +80,30 @@ final class NemesisReplicaProcess: @unchecked Sendable {
 
     /// `SIGUSR1`: the worker stops appending, and logs that it is quiet once every append of its ended.
     ///
-    /// Returns once it did, or after `seconds`.
+    /// Returns once it did, or after `seconds`. A worker restarted a moment before is first waited
+    /// for until it logged its start (after the size its log had at the launch): before its handler is in place, SIGUSR1 would end it (it did,
+    /// under the thread sanitizer) or be lost (a worker then appended for three minutes). The signal
+    /// is sent again every second until the worker is quiet.
     ///
     /// - Returns: Whether it logged it in time.
     func quiesce(seconds: Double) -> Bool {
         guard let pid = processIdentifier else { return false }
         send(SIGCONT, to: pid)
-        send(SIGUSR1, to: pid)
+        let offset = lock.withLock { launchOffset }
         let deadline = Date().addingTimeInterval(seconds)
+        var nextSignal: Date?
         // Another process's file: read it again until the line is there.
         while Date() < deadline {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if text.contains("\"op\":\"quiet\"") { return true }
+            let bytes = (try? Data(contentsOf: log)) ?? Data()
+            let sinceLaunch = String(decoding: bytes.dropFirst(offset), as: UTF8.self)
+            if sinceLaunch.contains("\"op\":\"quiet\"") { return true }
+            if let next = nextSignal, Date() >= next {
+                send(SIGUSR1, to: pid)
+                nextSignal = Date().addingTimeInterval(1)
+            } else if nextSignal == nil, sinceLaunch.contains("\"op\":\"start\"") {
+                nextSignal = Date()
+                continue
+            }
             usleep(50_000)
         }
         return false
