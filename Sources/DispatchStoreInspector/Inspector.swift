@@ -261,11 +261,6 @@ public final class Inspector: Middleware, @unchecked Sendable {
     }
 }
 
-/// A weak reference to a dispatcher.
-struct WeakDispatcher {
-    weak var dispatcher: Dispatcher?
-}
-
 extension InspectorState {
     /// The index of a store known only by its identifier (it left before the inspector saw it).
     mutating func track(named identifier: String) -> Int {

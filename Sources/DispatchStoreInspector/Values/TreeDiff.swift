@@ -1,33 +1,3 @@
-/// One step of a path into a tree: a member's key, or an array element's position.
-///
-/// A struct's field is a `field`: the page names it by its index in the key table, which the
-/// fields' names fill, rather than by its name each time.
-enum PathSegment: Hashable {
-    case key(String)
-    case field(String)
-    case index(Int)
-
-    /// The segment for member `key` of a container of `kind`.
-    static func member(_ key: String, of kind: InspectedNode.Kind) -> PathSegment {
-        kind == .object ? .field(key) : .key(key)
-    }
-}
-
-/// One change that turns a tree into its next version; the page applies the same changes.
-///
-/// `container` is the path of the container that changes, from the root.
-enum TreeChange: Equatable {
-    /// Sets `member` of the container (an object's, a dictionary's or a set's key, or an array's
-    /// position) to `value`, adding it when missing.
-    case set(container: [PathSegment], member: PathSegment, value: InspectedValue)
-    /// Removes `member` from the container.
-    case remove(container: [PathSegment], member: PathSegment)
-    /// Replaces `deleteCount` elements of the array from position `index` with `values`.
-    case splice(container: [PathSegment], index: Int, deleteCount: Int, values: [InspectedValue])
-    /// Replaces the whole tree.
-    case replace(InspectedValue)
-}
-
 /// The changes from one tree to the next, found without looking into members the two trees share.
 enum TreeDiff {
     /// The changes that turn `old` into `new`.

@@ -21,12 +21,6 @@ enum ValueSemantics {
     }
 }
 
-/// A standard container whose own storage is copy-on-write: a value when its elements are.
-protocol ValueContainer {
-    /// Whether the element types are values all the way down.
-    static var holdsOnlyValues: Bool { get }
-}
-
 extension Array: ValueContainer {
     static var holdsOnlyValues: Bool {
         ValueSemantics.isValue(Element.self)

@@ -1,0 +1,7 @@
+import DispatchStore
+import Foundation
+
+/// A weak reference to a dispatcher.
+struct WeakDispatcher {
+    weak var dispatcher: Dispatcher?
+}
