@@ -134,13 +134,7 @@ extension InspectorState {
             guard applied else { continue }
             stores[capture.store].start(with: capture.state, sequenceNumber: capture.sequenceNumber, at: nextRowNumber)
         }
-        if endedHead == ended.count {
-            ended = []
-            endedHead = 0
-        } else if endedHead >= 1_024, endedHead * 2 >= ended.count {
-            ended.removeFirst(endedHead)
-            endedHead = 0
-        }
+        dropConsumedPrefix(of: &ended, head: &endedHead)
     }
 }
 

@@ -141,13 +141,7 @@ struct StoreTrack {
             results.append((row, changes))
         }
         waitingStart = end
-        if waitingStart == waiting.count {
-            waiting = []
-            waitingStart = 0
-        } else if waitingStart >= 1_024, waitingStart * 2 >= waiting.count {
-            waiting.removeFirst(waitingStart)
-            waitingStart = 0
-        }
+        dropConsumedPrefix(of: &waiting, head: &waitingStart)
         return results
     }
 
