@@ -149,10 +149,7 @@ public final class NATSServer: @unchecked Sendable {
         self.process = nil
         self.watcher = nil
         lock.unlock()
-        if let watcher {
-            send(SIGKILL, to: watcher.process.processIdentifier)
-            watcher.process.waitUntilExit()
-        }
+        stopWatchdog(watcher)
         guard let process else { return }
         let pid = process.processIdentifier
         send(SIGCONT, to: pid)
@@ -283,6 +280,14 @@ func watchdog(killing pid: Int32) -> (process: Process, pipe: Pipe)? {
     watcher.standardError = FileHandle.nullDevice
     try? watcher.run()
     return watcher.isRunning ? (watcher, pipe) : nil
+}
+
+/// Stops a watchdog made by ``watchdog(killing:)`` without letting it kill anything: its process
+/// ends before the pipe closes.
+func stopWatchdog(_ watcher: (process: Process, pipe: Pipe)?) {
+    guard let watcher else { return }
+    send(SIGKILL, to: watcher.process.processIdentifier)
+    watcher.process.waitUntilExit()
 }
 
 /// A test server that would not start.

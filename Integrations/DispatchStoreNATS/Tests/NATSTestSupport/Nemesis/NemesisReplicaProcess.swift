@@ -147,10 +147,7 @@ final class NemesisReplicaProcess: @unchecked Sendable {
         self.process = nil
         self.watcher = nil
         lock.unlock()
-        if let watcher {
-            send(SIGKILL, to: watcher.process.processIdentifier)
-            watcher.process.waitUntilExit()
-        }
+        stopWatchdog(watcher)
         return process
     }
 }
